@@ -1,0 +1,1 @@
+export { DEMO_CREDENTIALS } from "./demo.js";
