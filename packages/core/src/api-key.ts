@@ -42,7 +42,10 @@ function checksum(body: string): string {
  * A new API key; show it once, store only `hashApiKey(key)`.
  * @example generateApiKey("sandbox"); // "ypk_test_" + 32 random base62 + 6 checksum (47 chars)
  */
-export function generateApiKey(environment: Environment, random: (n: number) => Uint8Array = systemRandom): string {
+export function generateApiKey(
+  environment: Environment,
+  random: (n: number) => Uint8Array = systemRandom,
+): string {
   const body = API_KEY_PREFIXES[environment] + randomBase62(RANDOM_CHARS, random);
   return body + checksum(body);
 }
@@ -97,7 +100,8 @@ export function generateSigningSecret(random: (n: number) => Uint8Array = system
   let out = SECRET_PREFIX;
   // 256 is a multiple of 64: the low six bits of a uniform byte are uniform.
   for (const byte of random(SECRET_CHARS)) out += BASE64URL_ALPHABET.charAt(byte & 63);
-  if (out.length !== SECRET_PREFIX.length + SECRET_CHARS) throw new RangeError("random source returned too few bytes");
+  if (out.length !== SECRET_PREFIX.length + SECRET_CHARS)
+    throw new RangeError("random source returned too few bytes");
   return out;
 }
 

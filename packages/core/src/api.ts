@@ -8,15 +8,21 @@ import { type Environment, hashApiKey, parseApiKey } from "./api-key.js";
 import type { PartnerApiOptions } from "./api-options.js";
 import { BodyTooLargeError, InvalidBodyError } from "./body.js";
 import { canonicalJson, MAX_JSON_DEPTH } from "./canonical-json.js";
-import { parseAmount, formatUnits } from "./decimal.js";
+import { formatUnits, parseAmount } from "./decimal.js";
 import { ApiError, problemBody } from "./errors.js";
 import { type EventStore, MemoryEventStore } from "./event-store.js";
-import type { PlainRequest, PlainResponse, PartnerApiHandler } from "./http-types.js";
+import type { PartnerApiHandler, PlainRequest, PlainResponse } from "./http-types.js";
 import { buildOpenApiDocument } from "./openapi.js";
 import type { Partner } from "./partner-store.js";
 import { MemoryRateLimiter, type RateDecision } from "./rate-limiter.js";
 import { PartnerEvent } from "./schemas.js";
-import { type HmacPort, nobleHmacSha256, parseSignatureHeader, SignatureVerifier, toHex } from "./signature.js";
+import {
+  type HmacPort,
+  nobleHmacSha256,
+  parseSignatureHeader,
+  SignatureVerifier,
+  toHex,
+} from "./signature.js";
 import type { ProductRecord } from "./sources.js";
 import { StoreUnavailableError } from "./store-errors.js";
 import { netApy, quoteYield, RATE_DECIMALS, usdValueCents } from "./yield-math.js";
@@ -126,9 +132,15 @@ export function createPartnerApi(options: PartnerApiOptions): PartnerApi {
     return verifier;
   }
 
-  function respond(ctx: Context, status: number, body: string, extra?: Record<string, string>): PlainResponse {
+  function respond(
+    ctx: Context,
+    status: number,
+    body: string,
+    extra?: Record<string, string>,
+  ): PlainResponse {
     const headers: Record<string, string> = {
-      "content-type": status >= 400 ? "application/problem+json; charset=utf-8" : "application/json; charset=utf-8",
+      "content-type":
+        status >= 400 ? "application/problem+json; charset=utf-8" : "application/json; charset=utf-8",
       "x-request-id": ctx.requestId,
       ...BASE_HEADERS,
       ...ctx.rateHeaders,
@@ -138,7 +150,9 @@ export function createPartnerApi(options: PartnerApiOptions): PartnerApi {
   }
 
   function errorResponse(ctx: Context, error: ApiError): PlainResponse {
-    return respond(ctx, error.status, JSON.stringify(problemBody(error, ctx.requestId)), { ...error.headers });
+    return respond(ctx, error.status, JSON.stringify(problemBody(error, ctx.requestId)), {
+      ...error.headers,
+    });
   }
 
   async function authenticate(req: PlainRequest): Promise<Authenticated> {
@@ -157,7 +171,8 @@ export function createPartnerApi(options: PartnerApiOptions): PartnerApi {
       throw error;
     };
     const key = req.headers["x-api-key"];
-    if (key === undefined || key === "") throw new ApiError("missing_api_key", "the X-Api-Key header is required");
+    if (key === undefined || key === "")
+      throw new ApiError("missing_api_key", "the X-Api-Key header is required");
     const parsed = parseApiKey(key);
     if (!parsed.ok) return fail(new ApiError("invalid_api_key", "the API key is malformed or unknown"));
     if (parsed.environment !== environment) {
@@ -173,12 +188,14 @@ export function createPartnerApi(options: PartnerApiOptions): PartnerApi {
       return fail(new ApiError("invalid_api_key", "the API key is unknown or revoked"));
     }
     const partner = await options.partners.getPartner(record.partnerId);
-    if (partner === undefined) return fail(new ApiError("invalid_api_key", "the API key is unknown or revoked"));
+    if (partner === undefined)
+      return fail(new ApiError("invalid_api_key", "the API key is unknown or revoked"));
     return { partner };
   }
 
   async function enforceRateLimit(ctx: Context, partner: Partner): Promise<void> {
-    const quota = options.rateLimitOverride ?? partner.rateLimits?.[environment] ?? defaultLimits[environment];
+    const quota =
+      options.rateLimitOverride ?? partner.rateLimits?.[environment] ?? defaultLimits[environment];
     const decision = await limiter.hit(`rate:${partner.id}:${environment}`, quota, WINDOW_MS);
     ctx.rateHeaders = rateLimitHeaders(environment, decision);
     if (!decision.allowed) {
@@ -195,10 +212,16 @@ export function createPartnerApi(options: PartnerApiOptions): PartnerApi {
     return product;
   }
 
-  async function position(ctx: Context, req: PlainRequest, partner: Partner, slug: string): Promise<PlainResponse> {
+  async function position(
+    ctx: Context,
+    req: PlainRequest,
+    partner: Partner,
+    slug: string,
+  ): Promise<PlainResponse> {
     const product = await findProduct(partner, slug);
     const raw = singleParam(parseQuery(req.query), "address");
-    if (raw === undefined) throw fieldError("invalid_address", "address", "the address query parameter is required");
+    if (raw === undefined)
+      throw fieldError("invalid_address", "address", "the address query parameter is required");
     const parsed = parseAddress(raw);
     if (!parsed.ok) throw fieldError("invalid_address", "address", parsed.reason);
     const holding = await options.positions.getHolding(product, parsed.address);
@@ -220,14 +243,23 @@ export function createPartnerApi(options: PartnerApiOptions): PartnerApi {
     return respond(ctx, 200, JSON.stringify({ success: true, data }));
   }
 
-  async function yieldCalc(ctx: Context, req: PlainRequest, partner: Partner, slug: string): Promise<PlainResponse> {
+  async function yieldCalc(
+    ctx: Context,
+    req: PlainRequest,
+    partner: Partner,
+    slug: string,
+  ): Promise<PlainResponse> {
     const product = await findProduct(partner, slug);
     const raw = singleParam(parseQuery(req.query), "amount");
-    if (raw === undefined) throw fieldError("invalid_amount", "amount", "the amount query parameter is required");
+    if (raw === undefined)
+      throw fieldError("invalid_amount", "amount", "the amount query parameter is required");
     const amount = parseAmount(raw, product.assetDecimals, product.assetSymbol);
     if (!amount.ok) throw fieldError("invalid_amount", "amount", amount.reason);
     if (product.status !== "active") {
-      throw new ApiError("product_not_active", `product is ${product.status}; yield is quoted for active products only`);
+      throw new ApiError(
+        "product_not_active",
+        `product is ${product.status}; yield is quoted for active products only`,
+      );
     }
     if (product.metrics === null) throw new ApiError("metrics_unavailable", "product has no metrics yet");
     const data = quoteYield({
@@ -254,7 +286,10 @@ export function createPartnerApi(options: PartnerApiOptions): PartnerApi {
     }
     const signature = parseSignatureHeader(signatureHeader);
     if (signature === null) {
-      throw new ApiError("invalid_signature", "X-Partner-Signature must be 64 hexadecimal digits (HMAC-SHA256)");
+      throw new ApiError(
+        "invalid_signature",
+        "X-Partner-Signature must be 64 hexadecimal digits (HMAC-SHA256)",
+      );
     }
     if (!verifierFor(partner).verify(body, signature)) {
       throw new ApiError("invalid_signature", "X-Partner-Signature does not match the raw request body");
@@ -264,7 +299,10 @@ export function createPartnerApi(options: PartnerApiOptions): PartnerApi {
       throw new ApiError("missing_idempotency_key", "the Idempotency-Key header is required");
     }
     if (!IDEMPOTENCY_KEY.test(idempotencyKey)) {
-      throw new ApiError("invalid_idempotency_key", "Idempotency-Key must be 1 to 255 visible ASCII characters");
+      throw new ApiError(
+        "invalid_idempotency_key",
+        "Idempotency-Key must be 1 to 255 visible ASCII characters",
+      );
     }
     let text: string;
     let parsed: unknown;
@@ -327,9 +365,13 @@ export function createPartnerApi(options: PartnerApiOptions): PartnerApi {
           "this Idempotency-Key was already used for a different event; use a new key for a new event",
         );
       case "in_progress":
-        throw new ApiError("idempotency_in_progress", "an event with this Idempotency-Key is still being stored", {
-          headers: { "retry-after": "1" },
-        });
+        throw new ApiError(
+          "idempotency_in_progress",
+          "an event with this Idempotency-Key is still being stored",
+          {
+            headers: { "retry-after": "1" },
+          },
+        );
     }
   }
 
@@ -370,7 +412,11 @@ export function createPartnerApi(options: PartnerApiOptions): PartnerApi {
     environment,
     events,
     async handle(req: PlainRequest): Promise<PlainResponse> {
-      const ctx: Context = { requestId: req.requestId ?? nextRequestId(), head: req.method === "HEAD", rateHeaders: undefined };
+      const ctx: Context = {
+        requestId: req.requestId ?? nextRequestId(),
+        head: req.method === "HEAD",
+        rateHeaders: undefined,
+      };
       try {
         return await dispatch(ctx, req);
       } catch (error) {
@@ -392,9 +438,19 @@ export function createPartnerApi(options: PartnerApiOptions): PartnerApi {
     },
     async close() {
       open = false;
-      const closables = [events, limiter, options.keys, options.partners, options.products, options.positions, options.prices];
+      const closables = [
+        events,
+        limiter,
+        options.keys,
+        options.partners,
+        options.products,
+        options.positions,
+        options.prices,
+      ];
       await Promise.all(
-        [...new Set(closables)].map((c) => ("close" in c && typeof c.close === "function" ? c.close() : undefined)),
+        [...new Set(closables)].map((c) =>
+          "close" in c && typeof c.close === "function" ? c.close() : undefined,
+        ),
       );
     },
   };
@@ -489,11 +545,16 @@ function decodeComponent(text: string, what: string): string {
 function singleParam(params: Map<string, string[]>, name: string): string | undefined {
   const values = params.get(name);
   if (values === undefined) return undefined;
-  if (values.length > 1) throw fieldError("invalid_parameter", name, `${name} is given ${values.length} times; give it once`);
+  if (values.length > 1)
+    throw fieldError("invalid_parameter", name, `${name} is given ${values.length} times; give it once`);
   return values[0];
 }
 
-function fieldError(code: "invalid_parameter" | "invalid_amount" | "invalid_address", name: string, detail: string) {
+function fieldError(
+  code: "invalid_parameter" | "invalid_amount" | "invalid_address",
+  name: string,
+  detail: string,
+) {
   return new ApiError(code, detail, { errors: [{ pointer: `/query/${name}`, detail }] });
 }
 

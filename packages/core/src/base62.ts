@@ -24,7 +24,8 @@ export function encodeBase62(value: bigint, width: number): string {
     out = BASE62_ALPHABET.charAt(Number(rest % BASE)) + out;
     rest /= BASE;
   }
-  if (out.length > width) throw new RangeError(`${value} needs ${out.length} base62 digits, more than ${width}`);
+  if (out.length > width)
+    throw new RangeError(`${value} needs ${out.length} base62 digits, more than ${width}`);
   return out.padStart(width, "0");
 }
 

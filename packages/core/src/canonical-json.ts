@@ -13,7 +13,12 @@
 export const MAX_JSON_DEPTH = 64;
 
 function serialise(value: unknown, depth: number): string | undefined {
-  if (value === null || typeof value === "string" || typeof value === "number" || typeof value === "boolean") {
+  if (
+    value === null ||
+    typeof value === "string" ||
+    typeof value === "number" ||
+    typeof value === "boolean"
+  ) {
     return JSON.stringify(value);
   }
   if (typeof value === "bigint") throw new TypeError("canonicalJson cannot serialise a bigint");

@@ -66,7 +66,9 @@ export function parseAmount(input: string, decimals: number, symbol?: string): A
     return fail(`amount is too long: ${input.length} characters, at most ${maxLength} for ${asset}`);
   }
   if (!PLAIN_AMOUNT.test(input)) {
-    return fail("amount must be a plain decimal number like 1000.5 (no sign, exponent, spaces or separators)");
+    return fail(
+      "amount must be a plain decimal number like 1000.5 (no sign, exponent, spaces or separators)",
+    );
   }
   const point = input.indexOf(".");
   const integerPart = point === -1 ? input : input.slice(0, point);

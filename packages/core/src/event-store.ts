@@ -74,7 +74,11 @@ export class MemoryEventStore implements EventStore {
     return Promise.resolve({ status: "created", event: stored });
   }
 
-  find(partnerId: string, environment: Environment, idempotencyKey: string): Promise<StoredEvent | undefined> {
+  find(
+    partnerId: string,
+    environment: Environment,
+    idempotencyKey: string,
+  ): Promise<StoredEvent | undefined> {
     return Promise.resolve(this.#byKey.get(scopeKey(partnerId, environment, idempotencyKey)));
   }
 

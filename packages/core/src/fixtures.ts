@@ -41,7 +41,9 @@ const Address = z.string().superRefine((value, ctx) => {
   const parsed = parseAddress(value);
   if (!parsed.ok) ctx.addIssue({ code: "custom", message: parsed.reason });
 });
-const Fraction = z.string().regex(/^-?(0|[1-9][0-9]*)(\.[0-9]{1,18})?$/, "must be a decimal with at most 18 fractional digits");
+const Fraction = z
+  .string()
+  .regex(/^-?(0|[1-9][0-9]*)(\.[0-9]{1,18})?$/, "must be a decimal with at most 18 fractional digits");
 
 export const PartnerFixture = z.strictObject({
   id: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/),
@@ -49,7 +51,9 @@ export const PartnerFixture = z.strictObject({
   rate_limits: z
     .strictObject({ sandbox: z.int().positive().optional(), production: z.int().positive().optional() })
     .optional(),
-  signing_secrets: z.array(z.string().regex(/^whsec_[A-Za-z0-9_-]{32}$/, "must be whsec_ + 32 base64url characters")),
+  signing_secrets: z.array(
+    z.string().regex(/^whsec_[A-Za-z0-9_-]{32}$/, "must be whsec_ + 32 base64url characters"),
+  ),
   api_keys: z.array(
     z.strictObject({
       key_hash: z.string().regex(/^[0-9a-f]{64}$/, "must be the lowercase hex SHA-256 of the key"),
@@ -88,7 +92,11 @@ export const ProductFixture = z
   .superRefine((p, ctx) => {
     // CONTRACT §2: a product whose fees exceed 100 % is refused at load time, not served.
     if (p.service_fee_bps + p.partner_fee_bps > 10000)
-      ctx.addIssue({ code: "custom", path: ["partner_fee_bps"], message: "service_fee_bps + partner_fee_bps exceeds 10000" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["partner_fee_bps"],
+        message: "service_fee_bps + partner_fee_bps exceeds 10000",
+      });
   });
 
 export const VaultFixture = z.strictObject({
@@ -127,7 +135,8 @@ export function loadFixtures(
   options: { chains?: Readonly<Record<string, number>>; dir?: string } = {},
 ): SandboxData {
   const chains = options.chains ?? EVM_CHAINS;
-  const name = (file: string) => (options.dir === undefined ? file : `${options.dir.replace(/\/$/, "")}/${file}`);
+  const name = (file: string) =>
+    options.dir === undefined ? file : `${options.dir.replace(/\/$/, "")}/${file}`;
 
   const partnerRows = parseFile(name("partners.json"), z.array(PartnerFixture), files["partners.json"]);
   const productRows = parseFile(name("products.json"), z.array(ProductFixture), files["products.json"]);
@@ -139,7 +148,8 @@ export function loadFixtures(
   const partnerIds = new Set<string>();
   const keyHashes = new Set<string>();
   partnerRows.forEach((row, i) => {
-    if (partnerIds.has(row.id)) throw new FixtureError(name("partners.json"), `[${i}].id`, `duplicate partner id "${row.id}"`);
+    if (partnerIds.has(row.id))
+      throw new FixtureError(name("partners.json"), `[${i}].id`, `duplicate partner id "${row.id}"`);
     partnerIds.add(row.id);
     partners.push({
       id: row.id,
@@ -151,7 +161,13 @@ export function loadFixtures(
       if (keyHashes.has(key.key_hash))
         throw new FixtureError(name("partners.json"), `[${i}].api_keys[${j}].key_hash`, "duplicate key hash");
       keyHashes.add(key.key_hash);
-      keys.push({ keyHash: key.key_hash, partnerId: row.id, environment: key.environment, status: key.status, label: key.label });
+      keys.push({
+        keyHash: key.key_hash,
+        partnerId: row.id,
+        environment: key.environment,
+        status: key.status,
+        label: key.label,
+      });
     });
   });
 
@@ -160,19 +176,30 @@ export function loadFixtures(
   const products = productRows.map((row, i): ProductRecord => {
     const file = name("products.json");
     const partner = partnerById.get(row.partner_id);
-    if (partner === undefined) throw new FixtureError(file, `[${i}].partner_id`, `unknown partner "${row.partner_id}"`);
-    if (slugs.has(`${row.partner_id}/${row.slug}`)) throw new FixtureError(file, `[${i}].slug`, `duplicate slug "${row.slug}"`);
+    if (partner === undefined)
+      throw new FixtureError(file, `[${i}].partner_id`, `unknown partner "${row.partner_id}"`);
+    if (slugs.has(`${row.partner_id}/${row.slug}`))
+      throw new FixtureError(file, `[${i}].slug`, `duplicate slug "${row.slug}"`);
     slugs.add(`${row.partner_id}/${row.slug}`);
     const expectedChainId = chains[row.chain];
-    if (expectedChainId === undefined) throw new FixtureError(file, `[${i}].chain`, `unknown chain "${row.chain}"`);
+    if (expectedChainId === undefined)
+      throw new FixtureError(file, `[${i}].chain`, `unknown chain "${row.chain}"`);
     if (expectedChainId !== row.chain_id)
-      throw new FixtureError(file, `[${i}].chain_id`, `${row.chain} has chain id ${expectedChainId}, not ${row.chain_id}`);
+      throw new FixtureError(
+        file,
+        `[${i}].chain_id`,
+        `${row.chain} has chain id ${expectedChainId}, not ${row.chain_id}`,
+      );
     let metrics: ProductRecord["metrics"] = null;
     if (row.metrics !== null) {
       const apy = parseDecimal(row.metrics.underlying_apy, RATE_DECIMALS);
       // (1 + n) must stay positive for the monthly 12th root (CONTRACT §2).
       if (apy <= -(10n ** BigInt(RATE_DECIMALS)))
-        throw new FixtureError(file, `[${i}].metrics.underlying_apy`, "must be greater than -1 (a loss of 100 % or more)");
+        throw new FixtureError(
+          file,
+          `[${i}].metrics.underlying_apy`,
+          "must be greater than -1 (a loss of 100 % or more)",
+        );
       netApy(apy, row.service_fee_bps, row.partner_fee_bps);
       metrics = {
         asOfDate: row.metrics.as_of_date,
@@ -245,5 +272,7 @@ function parseFile<T>(file: string, schema: z.ZodType<T>, value: unknown): T {
 }
 
 function formatPath(path: readonly PropertyKey[]): string {
-  return path.map((part, i) => (typeof part === "number" ? `[${part}]` : i === 0 ? String(part) : `.${String(part)}`)).join("");
+  return path
+    .map((part, i) => (typeof part === "number" ? `[${part}]` : i === 0 ? String(part) : `.${String(part)}`))
+    .join("");
 }

@@ -9,7 +9,7 @@ import { ERROR_CODES } from "./errors.js";
 /** A canonical decimal string (CONTRACT §1): no exponent, sign only for negatives, no padding zeros. */
 export const CanonicalDecimal = z
   .string()
-  .regex(CANONICAL_DECIMAL, "must be a canonical decimal string such as \"1000.5\" or \"0.0523\"")
+  .regex(CANONICAL_DECIMAL, 'must be a canonical decimal string such as "1000.5" or "0.0523"')
   .meta({ description: "Canonical decimal string (CONTRACT §1)", examples: ["1000.5", "0.0523", "0"] });
 
 /** A canonical decimal that is never negative (amounts, USD values). */
@@ -18,11 +18,15 @@ export const NonNegativeDecimal = CanonicalDecimal.refine((s) => !s.startsWith("
 export const EvmAddress = z
   .string()
   .regex(/^0x[0-9a-fA-F]{40}$/, "must be 0x followed by 40 hexadecimal digits")
-  .meta({ description: "0x-prefixed EVM address in EIP-55 checksum form", examples: ["0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"] });
+  .meta({
+    description: "0x-prefixed EVM address in EIP-55 checksum form",
+    examples: ["0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"],
+  });
 
-export const ProductStatus = z
-  .enum(["active", "paused", "deprecated"])
-  .meta({ description: "active; paused (readable, no new deposits); deprecated (withdraw only, terminal). CONTRACT §8" });
+export const ProductStatus = z.enum(["active", "paused", "deprecated"]).meta({
+  description:
+    "active; paused (readable, no new deposits); deprecated (withdraw only, terminal). CONTRACT §8",
+});
 export type ProductStatus = z.infer<typeof ProductStatus>;
 
 /** A UTC calendar date, YYYY-MM-DD. */
@@ -34,7 +38,8 @@ export const LatestMetrics = z
     wrapper_total_assets: NonNegativeDecimal,
     underlying_apy: CanonicalDecimal.meta({ description: "Fraction: 0.0523 means 5.23 %" }),
     net_apy_for_user: CanonicalDecimal.meta({
-      description: "underlying_apy × (10000 − service_fee_bps − partner_fee_bps) / 10000 when positive, else underlying_apy",
+      description:
+        "underlying_apy × (10000 − service_fee_bps − partner_fee_bps) / 10000 when positive, else underlying_apy",
     }),
   })
   .meta({ id: "LatestMetrics" });
@@ -45,7 +50,10 @@ export const Product = z
     slug: z.string().meta({ examples: ["usdc-base-prime"] }),
     partner: z.string(),
     chain: z.string().meta({ examples: ["base"] }),
-    chain_id: z.int().positive().meta({ examples: [8453] }),
+    chain_id: z
+      .int()
+      .positive()
+      .meta({ examples: [8453] }),
     wrapper_address: EvmAddress,
     asset_symbol: z.string(),
     status: ProductStatus,
@@ -67,7 +75,9 @@ export const Position = z
     product_slug: z.string(),
     shares: NonNegativeDecimal.meta({ description: "Vault shares, at asset_decimals + decimals offset" }),
     assets: NonNegativeDecimal.meta({ description: "convertToAssets(shares), at asset_decimals" }),
-    usd_value: NonNegativeDecimal.meta({ description: "floor(assets × price) in USD, at most 2 fractional digits" }),
+    usd_value: NonNegativeDecimal.meta({
+      description: "floor(assets × price) in USD, at most 2 fractional digits",
+    }),
   })
   .meta({ id: "Position" });
 export type Position = z.infer<typeof Position>;
@@ -75,8 +85,12 @@ export type Position = z.infer<typeof Position>;
 export const YieldCalculation = z
   .strictObject({
     principal: NonNegativeDecimal.meta({ description: "The amount supplied, in canonical form" }),
-    annual_yield: CanonicalDecimal.meta({ description: "floor(principal × net_apy_for_user), in asset units" }),
-    monthly_yield: CanonicalDecimal.meta({ description: "floor(principal × ((1 + net_apy)^(1/12) − 1)), in asset units" }),
+    annual_yield: CanonicalDecimal.meta({
+      description: "floor(principal × net_apy_for_user), in asset units",
+    }),
+    monthly_yield: CanonicalDecimal.meta({
+      description: "floor(principal × ((1 + net_apy)^(1/12) − 1)), in asset units",
+    }),
     net_apy_for_user: CanonicalDecimal,
   })
   .meta({ id: "YieldCalculation" });
@@ -85,7 +99,9 @@ export type YieldCalculation = z.infer<typeof YieldCalculation>;
 export const ProductListResponse = z
   .strictObject({ success: z.literal(true), data: z.array(Product) })
   .meta({ id: "ProductListResponse" });
-export const ProductResponse = z.strictObject({ success: z.literal(true), data: Product }).meta({ id: "ProductResponse" });
+export const ProductResponse = z
+  .strictObject({ success: z.literal(true), data: Product })
+  .meta({ id: "ProductResponse" });
 export const PositionResponse = z
   .strictObject({ success: z.literal(true), data: Position })
   .meta({ id: "PositionResponse" });
@@ -93,7 +109,11 @@ export const YieldCalculationResponse = z
   .strictObject({ success: z.literal(true), data: YieldCalculation })
   .meta({ id: "YieldCalculationResponse" });
 
-export const EVENT_TYPES = ["partner.user.created", "partner.user.kyc_updated", "partner.reconciliation.confirmed"] as const;
+export const EVENT_TYPES = [
+  "partner.user.created",
+  "partner.user.kyc_updated",
+  "partner.reconciliation.confirmed",
+] as const;
 export const EventType = z.enum(EVENT_TYPES).meta({ id: "EventType" });
 export type EventType = z.infer<typeof EventType>;
 
@@ -106,7 +126,9 @@ export const PartnerEvent = z
   .strictObject({
     event_type: EventType,
     occurred_at: Rfc3339DateTime,
-    data: z.record(z.string(), z.unknown()).meta({ description: "Event payload: a JSON object, opaque to the service" }),
+    data: z
+      .record(z.string(), z.unknown())
+      .meta({ description: "Event payload: a JSON object, opaque to the service" }),
   })
   .meta({ id: "PartnerEvent" });
 export type PartnerEvent = z.infer<typeof PartnerEvent>;
@@ -135,5 +157,8 @@ export const Problem = z
     request_id: z.string(),
     errors: z.array(FieldErrorSchema).optional(),
   })
-  .meta({ id: "Problem", description: "RFC 9457 problem details with the envelope's success flag (CONTRACT §6)" });
+  .meta({
+    id: "Problem",
+    description: "RFC 9457 problem details with the envelope's success flag (CONTRACT §6)",
+  });
 export type Problem = z.infer<typeof Problem>;

@@ -74,7 +74,8 @@ export class MemoryProductSource implements ProductSource {
       this.#byPartner.set(product.partnerId, list);
       this.#bySlug.set(`${product.partnerId}\u0000${product.slug}`, product);
     }
-    for (const list of this.#byPartner.values()) list.sort((a, b) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0));
+    for (const list of this.#byPartner.values())
+      list.sort((a, b) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0));
   }
 
   listProducts(partnerId: string): Promise<readonly ProductRecord[]> {
@@ -124,7 +125,8 @@ export class MemoryPriceSource implements PriceSource {
   readonly #prices = new Map<string, bigint>();
 
   constructor(prices: Iterable<AssetPrice> = []) {
-    for (const price of prices) this.#prices.set(vaultKey(price.chainId, price.assetAddress), price.usdPriceWad);
+    for (const price of prices)
+      this.#prices.set(vaultKey(price.chainId, price.assetAddress), price.usdPriceWad);
   }
 
   getUsdPriceWad(product: ProductRecord): Promise<bigint | undefined> {

@@ -42,7 +42,9 @@ export function floorDiv(a: bigint, b: bigint): bigint {
 
 function assertBps(name: string, value: number): void {
   if (!Number.isInteger(value) || value < 0) {
-    throw new RangeError(`${name} must be a non-negative integer number of basis points, got ${String(value)}`);
+    throw new RangeError(
+      `${name} must be a non-negative integer number of basis points, got ${String(value)}`,
+    );
   }
 }
 
