@@ -82,10 +82,20 @@ export function annualYield(principalUnits: bigint, netApyWad: bigint): bigint {
  * @example monthlyGrowthFactor(WAD); // 1059463094359295264561825294946341700n = floor(10^36 × 2^(1/12))
  */
 export function monthlyGrowthFactor(netApyWad: bigint): bigint {
+  const cached = growthFactors.get(netApyWad);
+  if (cached !== undefined) return cached;
   const onePlusN = WAD + netApyWad;
   if (onePlusN <= 0n) throw new RangeError("net APY must be greater than -1 for a monthly growth factor");
-  return integerNthRoot(S12_OVER_WAD * onePlusN, 12);
+  const factor = integerNthRoot(S12_OVER_WAD * onePlusN, 12);
+  // A product's rate changes rarely and the root of a 430-digit integer dominates a quote:
+  // remember the last few (a pure function of its argument, so caching cannot change a result).
+  if (growthFactors.size >= GROWTH_FACTOR_CACHE_SIZE) growthFactors.clear();
+  growthFactors.set(netApyWad, factor);
+  return factor;
 }
+
+const GROWTH_FACTOR_CACHE_SIZE = 1024;
+const growthFactors = new Map<bigint, bigint>();
 
 /**
  * monthly_yield = floor(P × (R − S) / S) in base units (CONTRACT §2): the compound monthly
