@@ -1,1 +1,26 @@
+/**
+ * @partner-yield/node-adapter: the partner API on plain node:http, and the `partner-yield` CLI.
+ * @module
+ */
+export { type BannerInput, formatBanner } from "./banner.js";
 export { DEMO_CREDENTIALS } from "./demo.js";
+export { DEFAULT_FIXTURES_DIR, loadFixtureDir, readFixtureDir } from "./fixture-dir.js";
+export { nodeHmacSha256, nodeSha256 } from "./hmac.js";
+export {
+  createListener,
+  type ListenerOptions,
+  type ListenerTarget,
+  type PartnerListener,
+} from "./listener.js";
+export { DEFAULT_OPENAPI_PATH, openApiJson, writeOpenApiDocument } from "./openapi-file.js";
+export { type BodyState, createBodyReader, newBodyState } from "./request-body.js";
+export { logPath, type RequestLogEntry, type RequestLogOption } from "./request-log.js";
+export {
+  createNodePartnerApi,
+  DEFAULT_TIMEOUTS,
+  type NodeApiOptions,
+  type RunningServer,
+  type ServerTimeouts,
+  type StartServerOptions,
+  startServer,
+} from "./server.js";

@@ -1,0 +1,101 @@
+/**
+ * What `partner-yield serve` prints once it listens: where it is, the demo credentials when the
+ * fixtures hold them, and three curl commands that work as pasted (one a correctly signed event,
+ * signed in the shell with openssl over the exact body bytes).
+ * @module
+ */
+import type { Environment, SandboxData } from "@partner-yield/core";
+import { hashApiKey } from "@partner-yield/core";
+import { DEMO_CREDENTIALS } from "./demo.js";
+import { nodeSha256 } from "./hmac.js";
+
+/** Lines that open and close the copy-paste block (tests run what is between them with bash). */
+export const SCRIPT_START = "# ---- copy from here ----";
+export const SCRIPT_END = "# ---- to here ----";
+
+export interface BannerInput {
+  readonly url: string;
+  readonly environment: Environment;
+  readonly fixturesDir: string;
+  readonly data: SandboxData;
+  readonly bodyLimitBytes: number;
+  readonly rateLimitQuota: number | undefined;
+}
+
+/** The demo credentials, when the loaded fixtures hold the demo key of this environment (active). */
+export async function demoCredentialsIn(
+  data: SandboxData,
+  environment: Environment,
+): Promise<{ apiKey: string; signingSecret: string | undefined } | undefined> {
+  const apiKey =
+    environment === "sandbox" ? DEMO_CREDENTIALS.sandboxApiKey : DEMO_CREDENTIALS.productionApiKey;
+  const record = await data.keys.findByHash(hashApiKey(apiKey, nodeSha256));
+  if (record === undefined || record.status !== "active" || record.environment !== environment)
+    return undefined;
+  const partner = await data.partners.getPartner(record.partnerId);
+  const secret = DEMO_CREDENTIALS.signingSecret;
+  return { apiKey, signingSecret: partner?.signingSecrets.includes(secret) ? secret : undefined };
+}
+
+/**
+ * The startup text.
+ * @example process.stdout.write(await formatBanner({ url, environment: "sandbox", fixturesDir, data, … }));
+ */
+export async function formatBanner(input: BannerInput): Promise<string> {
+  const { url, environment, data } = input;
+  const demo = await demoCredentialsIn(data, environment);
+  const lines = [
+    `partner-yield: serving ${environment} at ${url}`,
+    `  fixtures ${input.fixturesDir} (${data.partnerList.length} partners, ${data.productRecords.length} products), in-memory stores`,
+    `  body limit ${input.bodyLimitBytes} bytes; rate limit ${
+      input.rateLimitQuota === undefined
+        ? "per partner"
+        : `${input.rateLimitQuota}/min for every partner (override)`
+    }`,
+    `  OpenAPI ${url}/api/partner/openapi.json · health ${url}/healthz · readiness ${url}/readyz`,
+    "",
+  ];
+  if (demo === undefined) {
+    lines.push("These fixtures do not hold the demo key: use one of your own keys below.", "");
+  } else {
+    lines.push(
+      "Demo credentials (they unlock only the sandbox fixtures; published in the README):",
+      `  API key         ${demo.apiKey}`,
+      ...(demo.signingSecret === undefined ? [] : [`  signing secret  ${demo.signingSecret}`]),
+      "",
+    );
+  }
+  const slug = exampleSlug(data, demo === undefined ? undefined : DEMO_CREDENTIALS.partnerId);
+  const body = JSON.stringify({
+    event_type: "partner.user.created",
+    occurred_at: "2026-11-20T10:15:00Z",
+    data: { user_id: "u_demo_1", country: "DE" },
+  });
+  lines.push(
+    "Try it (paste into bash; run the event twice and the second answer says duplicate: true):",
+    SCRIPT_START,
+    `BASE_URL=${url}`,
+    `API_KEY=${demo?.apiKey ?? "'<your API key>'"}`,
+    `SECRET=${demo?.signingSecret ?? "'<your signing secret>'"}`,
+    `curl -sS -w '\\n' "$BASE_URL/api/partner/products" -H "X-Api-Key: $API_KEY"`,
+    `curl -sS -w '\\n' "$BASE_URL/api/partner/products/${slug}/yield-calc?amount=1000" -H "X-Api-Key: $API_KEY"`,
+    `BODY='${body}'`,
+    `SIG=$(printf '%s' "$BODY" | openssl dgst -sha256 -hmac "$SECRET" | sed 's/^.* //')`,
+    `curl -sS -w '\\n' -X POST "$BASE_URL/api/partner/webhooks/inbound" \\`,
+    `  -H "Content-Type: application/json" -H "X-Api-Key: $API_KEY" \\`,
+    `  -H "X-Partner-Event: partner.user.created" -H "X-Partner-Signature: $SIG" \\`,
+    `  -H "Idempotency-Key: demo-event-1" --data-binary "$BODY"`,
+    SCRIPT_END,
+    "",
+    "Stop with Ctrl-C (graceful shutdown).",
+    "",
+  );
+  return lines.join("\n");
+}
+
+/** An active product with metrics (so yield-calc answers 200), the demo partner's when known. */
+function exampleSlug(data: SandboxData, partnerId: string | undefined): string {
+  const products = data.productRecords.filter((p) => partnerId === undefined || p.partnerId === partnerId);
+  const quotable = products.find((p) => p.status === "active" && p.metrics !== null) ?? products[0];
+  return quotable?.slug ?? "<slug>";
+}

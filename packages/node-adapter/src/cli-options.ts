@@ -1,0 +1,241 @@
+/**
+ * The command line of `partner-yield`: flags, their environment variables and defaults, in ONE
+ * table that drives both parsing (`util.parseArgs`, strict) and `--help`.
+ * @module
+ */
+import { parseArgs } from "node:util";
+import type { Environment } from "@partner-yield/core";
+import { DEFAULT_FIXTURES_DIR } from "./fixture-dir.js";
+import { DEFAULT_TIMEOUTS, type ServerTimeouts } from "./server.js";
+
+/** A command line that cannot be run: the message says why; the CLI exits with status 2. */
+export class UsageError extends Error {
+  override readonly name = "UsageError";
+}
+
+export interface ServeConfig {
+  readonly host: string;
+  readonly port: number;
+  readonly environment: Environment;
+  readonly fixturesDir: string;
+  readonly bodyLimitBytes: number;
+  /** Undefined: each partner's own quota. */
+  readonly rateLimitQuota: number | undefined;
+  readonly timeouts: ServerTimeouts;
+  readonly log: "json" | "none";
+}
+
+export type Command =
+  | { readonly command: "help" }
+  | { readonly command: "serve"; readonly config: ServeConfig };
+
+interface Flag {
+  readonly flag: string;
+  readonly env: string;
+  readonly value: string;
+  readonly help: string;
+  readonly default: string;
+}
+
+const MAX_BODY_LIMIT = 16 * 1024 * 1024;
+
+/** Every flag of `serve`, with its environment variable. Flags win over the environment. */
+export const SERVE_FLAGS: readonly Flag[] = [
+  {
+    flag: "port",
+    env: "PORT",
+    value: "N",
+    default: "8787",
+    help: "TCP port; 0 picks a free one (the banner prints it)",
+  },
+  {
+    flag: "host",
+    env: "PARTNER_YIELD_HOST",
+    value: "ADDR",
+    default: "127.0.0.1",
+    help: "address to bind; 0.0.0.0 for every interface",
+  },
+  {
+    flag: "env",
+    env: "PARTNER_YIELD_ENV",
+    value: "ENV",
+    default: "sandbox",
+    help: "environment served: sandbox | production",
+  },
+  {
+    flag: "fixtures",
+    env: "PARTNER_YIELD_FIXTURES",
+    value: "DIR",
+    default: "the repository's fixtures/",
+    help: "directory with partners.json, products.json, vaults.json, prices.json",
+  },
+  {
+    flag: "body-limit",
+    env: "PARTNER_YIELD_BODY_LIMIT",
+    value: "BYTES",
+    default: "65536",
+    help: "largest event body; larger is 413 payload_too_large",
+  },
+  {
+    flag: "headers-timeout",
+    env: "PARTNER_YIELD_HEADERS_TIMEOUT_MS",
+    value: "MS",
+    default: String(DEFAULT_TIMEOUTS.headersTimeoutMs),
+    help: "time to send the request headers, then 408 (cuts slowloris clients)",
+  },
+  {
+    flag: "request-timeout",
+    env: "PARTNER_YIELD_REQUEST_TIMEOUT_MS",
+    value: "MS",
+    default: String(DEFAULT_TIMEOUTS.requestTimeoutMs),
+    help: "time to send the whole request, body included (≥ headers timeout)",
+  },
+  {
+    flag: "keep-alive-timeout",
+    env: "PARTNER_YIELD_KEEP_ALIVE_TIMEOUT_MS",
+    value: "MS",
+    default: String(DEFAULT_TIMEOUTS.keepAliveTimeoutMs),
+    help: "idle time before a keep-alive connection is closed (> a load balancer's 60 s)",
+  },
+  {
+    flag: "shutdown-timeout",
+    env: "PARTNER_YIELD_SHUTDOWN_TIMEOUT_MS",
+    value: "MS",
+    default: String(DEFAULT_TIMEOUTS.shutdownTimeoutMs),
+    help: "on SIGTERM/SIGINT, how long requests in flight may finish",
+  },
+  {
+    flag: "rate-limit-quota",
+    env: "PARTNER_YIELD_RATE_LIMIT_QUOTA",
+    value: "N",
+    default: "each partner's (sandbox 100, production 1000)",
+    help: "override every partner's requests per minute, for QA and load runs (the limiter still runs)",
+  },
+  {
+    flag: "log",
+    env: "PARTNER_YIELD_LOG",
+    value: "FORMAT",
+    default: "json",
+    help: "request log on stdout: json | none",
+  },
+];
+
+/** The text of `partner-yield --help`. */
+export function helpText(): string {
+  const rows = SERVE_FLAGS.map(
+    (f) => [`  --${f.flag} ${f.value}`, f.env, `${f.help} (default: ${f.default})`] as const,
+  );
+  const w0 = Math.max(...rows.map((r) => r[0].length)) + 2;
+  const w1 = Math.max(...rows.map((r) => r[1].length)) + 2;
+  return [
+    "partner-yield: the partner yield-products API on node:http",
+    "",
+    "Usage:",
+    "  partner-yield serve [options]   start the server",
+    "  partner-yield --help            this text",
+    "",
+    "With no options, `serve` serves the sandbox on 127.0.0.1:8787 from the embedded fixtures and",
+    "in-memory stores, and prints the base URL, the demo credentials and curl examples.",
+    "",
+    `Options (flag, environment variable, meaning; a flag wins over its variable):`,
+    ...rows.map(([flag, env, text]) => flag.padEnd(w0) + env.padEnd(w1) + text),
+    `${"  -h, --help".padEnd(w0)}${"".padEnd(w1)}this text`,
+    "",
+    "Endpoints: /api/partner/… (the API; OpenAPI at /api/partner/openapi.json), /healthz, /readyz.",
+    "SIGTERM or SIGINT shuts down gracefully: no new connections, requests in flight finish, then",
+    "the stores close. A second signal exits at once.",
+    "",
+    "Exit status: 0 after a clean shutdown, 1 when the server cannot start (e.g. port in use),",
+    "2 for a bad command line, environment variable or fixture file.",
+    "",
+  ].join("\n");
+}
+
+/**
+ * Parses `argv` (without node and the script) and the environment.
+ * @throws UsageError for an unknown flag, a missing command or a bad value.
+ * @example parseCommandLine(["serve", "--port", "0"], {}); // { command: "serve", config: { port: 0, … } }
+ */
+export function parseCommandLine(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): Command {
+  let parsed: ReturnType<typeof parseFlags>;
+  try {
+    parsed = parseFlags(argv);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const { positionals } = parsed;
+  const values = parsed.values as Record<string, string | boolean | undefined>;
+  if (values["help"] === true) return { command: "help" };
+  if (positionals.length === 0) throw new UsageError("missing command; did you mean `partner-yield serve`?");
+  if (positionals[0] !== "serve")
+    throw new UsageError(`unknown command "${positionals[0]}"; the command is \`serve\``);
+  if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"`);
+
+  const raw = (flag: string): { value: string; source: string } | undefined => {
+    const fromFlag = values[flag];
+    if (typeof fromFlag === "string") return { value: fromFlag, source: `--${flag}` };
+    const spec = SERVE_FLAGS.find((f) => f.flag === flag)!;
+    const fromEnv = env[spec.env];
+    return fromEnv === undefined || fromEnv === "" ? undefined : { value: fromEnv, source: spec.env };
+  };
+  const integer = (flag: string, min: number, max: number, fallback: number): number => {
+    const given = raw(flag);
+    if (given === undefined) return fallback;
+    if (!/^[0-9]+$/.test(given.value) || Number(given.value) < min || Number(given.value) > max) {
+      throw new UsageError(`${given.source} must be an integer from ${min} to ${max}, not "${given.value}"`);
+    }
+    return Number(given.value);
+  };
+  const choice = <T extends string>(flag: string, allowed: readonly T[], fallback: T): T => {
+    const given = raw(flag);
+    if (given === undefined) return fallback;
+    if (!(allowed as readonly string[]).includes(given.value)) {
+      throw new UsageError(`${given.source} must be one of ${allowed.join(", ")}, not "${given.value}"`);
+    }
+    return given.value as T;
+  };
+
+  const DAY_MS = 86_400_000;
+  const timeouts: ServerTimeouts = {
+    headersTimeoutMs: integer("headers-timeout", 1, DAY_MS, DEFAULT_TIMEOUTS.headersTimeoutMs),
+    requestTimeoutMs: integer("request-timeout", 1, DAY_MS, DEFAULT_TIMEOUTS.requestTimeoutMs),
+    keepAliveTimeoutMs: integer("keep-alive-timeout", 1, DAY_MS, DEFAULT_TIMEOUTS.keepAliveTimeoutMs),
+    shutdownTimeoutMs: integer("shutdown-timeout", 1, DAY_MS, DEFAULT_TIMEOUTS.shutdownTimeoutMs),
+  };
+  if (timeouts.headersTimeoutMs > timeouts.requestTimeoutMs) {
+    throw new UsageError(
+      `the headers timeout (${timeouts.headersTimeoutMs} ms) must not exceed the request timeout (${timeouts.requestTimeoutMs} ms)`,
+    );
+  }
+  const host = raw("host")?.value ?? "127.0.0.1";
+  const quota =
+    raw("rate-limit-quota") === undefined ? undefined : integer("rate-limit-quota", 1, 1_000_000_000, 1);
+  return {
+    command: "serve",
+    config: {
+      host,
+      port: integer("port", 0, 65_535, 8787),
+      environment: choice("env", ["sandbox", "production"], "sandbox"),
+      fixturesDir: raw("fixtures")?.value ?? DEFAULT_FIXTURES_DIR,
+      bodyLimitBytes: integer("body-limit", 1, MAX_BODY_LIMIT, 65_536),
+      rateLimitQuota: quota,
+      timeouts,
+      log: choice("log", ["json", "none"], "json"),
+    },
+  };
+}
+
+function parseFlags(argv: readonly string[]) {
+  return parseArgs({
+    args: [...argv],
+    strict: true,
+    allowPositionals: true,
+    options: {
+      ...Object.fromEntries(SERVE_FLAGS.map((f) => [f.flag, { type: "string" as const }])),
+      help: { type: "boolean", short: "h" },
+    },
+  });
+}

@@ -1,0 +1,136 @@
+/**
+ * The raw request body as the core's `BodyReader` (CONTRACT §5), read straight from the
+ * `IncomingMessage`: the limit is checked against Content-Length before reading, bytes are
+ * counted as chunks arrive and reading stops at the limit (chunked bodies too), the chunks are
+ * concatenated once, and the exact bytes go to the core, which verifies the HMAC over them.
+ * @module
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { type BodyReader, BodyTooLargeError, InvalidBodyError } from "@partner-yield/core";
+
+/** What happened to a request's body; the listener reads it when it writes the response. */
+export interface BodyState {
+  /** The core called the reader. */
+  requested: boolean;
+  /** `100 Continue` was sent (only for `Expect: 100-continue` requests whose body the core asked for). */
+  continued: boolean;
+  /** Reading stopped before the end (over the limit): the rest is unread, the connection cannot be reused. */
+  abandoned: boolean;
+  /** The client ended its side before the declared body was complete (see `truncateBody`). */
+  truncated: boolean;
+  /** Set while the reader waits for bytes: rejects it at once. */
+  onTruncated: (() => void) | undefined;
+}
+
+/** A fresh state for one request. */
+export function newBodyState(): BodyState {
+  return { requested: false, continued: false, abandoned: false, truncated: false, onTruncated: undefined };
+}
+
+/**
+ * Marks the body as cut short: the client sent fewer bytes than Content-Length and then ended its
+ * side of the connection (node reports it as a parse error, `HPE_INVALID_EOF_STATE`, not as an end
+ * of the request). The reader rejects with `InvalidBodyError`, so the core answers 400 invalid_body.
+ */
+export function truncateBody(state: BodyState): void {
+  state.truncated = true;
+  state.onTruncated?.();
+}
+
+/** True when the request announces a body (a non-zero Content-Length, or Transfer-Encoding). */
+export function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers["content-length"];
+  return req.headers["transfer-encoding"] !== undefined || (length !== undefined && length !== "0");
+}
+
+/** The declared Content-Length, or undefined (chunked, or absent). node's parser has validated its syntax. */
+export function declaredLength(req: IncomingMessage): number | undefined {
+  const length = req.headers["content-length"];
+  return length === undefined || req.headers["transfer-encoding"] !== undefined ? undefined : Number(length);
+}
+
+/**
+ * A `BodyReader` over `req`. Rejects with `BodyTooLargeError` when Content-Length exceeds the limit
+ * (nothing is read) or when the counted bytes do (reading stops there), and with
+ * `InvalidBodyError` when the body ends short of Content-Length or the client goes away before
+ * the end. `continueResponse`: for a request that sent `Expect: 100-continue`, the response on
+ * which to send `100 Continue`, once the core has asked for the body and the size is acceptable,
+ * so a client is not invited to upload before it is authenticated.
+ *
+ * @example
+ * const body = await createBodyReader(req, newBodyState())(65_536); // Buffer with the exact bytes
+ */
+export function createBodyReader(
+  req: IncomingMessage,
+  state: BodyState,
+  continueResponse?: ServerResponse,
+): BodyReader {
+  return (limit: number) => {
+    if (state.requested) return Promise.reject(new Error("the request body can be read only once"));
+    state.requested = true;
+    const declared = declaredLength(req);
+    if (declared !== undefined && declared > limit) {
+      state.abandoned = !req.complete;
+      return Promise.reject(new BodyTooLargeError(limit));
+    }
+    if (state.truncated) return Promise.reject(shortBody(declared, undefined));
+    if (continueResponse !== undefined && !state.continued) {
+      state.continued = true;
+      continueResponse.writeContinue();
+    }
+    return new Promise<Uint8Array>((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let received = 0;
+      const cleanup = () => {
+        state.onTruncated = undefined;
+        req.off("data", onData);
+        req.off("end", onEnd);
+        req.off("error", onGone);
+        req.off("close", onGone);
+      };
+      const onData = (chunk: Buffer) => {
+        received += chunk.length;
+        if (received > limit) {
+          cleanup();
+          req.pause();
+          chunks.length = 0;
+          state.abandoned = true;
+          reject(new BodyTooLargeError(limit));
+          return;
+        }
+        chunks.push(chunk);
+      };
+      const onEnd = () => {
+        cleanup();
+        if (declared !== undefined && received !== declared) {
+          reject(shortBody(declared, received));
+          return;
+        }
+        resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received));
+      };
+      const onGone = () => {
+        cleanup();
+        chunks.length = 0;
+        reject(new InvalidBodyError("the client closed the connection before the body was complete"));
+      };
+      state.onTruncated = () => {
+        cleanup();
+        chunks.length = 0;
+        reject(shortBody(declared, received));
+      };
+      req.on("data", onData);
+      req.on("end", onEnd);
+      req.on("error", onGone);
+      req.on("close", onGone);
+    });
+  };
+}
+
+function shortBody(declared: number | undefined, received: number | undefined): InvalidBodyError {
+  const got = received === undefined ? "" : ` after ${received} bytes`;
+  return new InvalidBodyError(
+    declared === undefined
+      ? `the chunked body ended${got} without its last chunk`
+      : `the body ended${got}; Content-Length declared ${declared}`,
+  );
+}

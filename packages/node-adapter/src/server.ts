@@ -1,0 +1,215 @@
+/**
+ * A real node:http server around the API: explicit timeouts, keep-alive, and a graceful, bounded
+ * shutdown that never closes the stores under a request in flight.
+ * @module
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import {
+  createPartnerApi,
+  type Environment,
+  type EventStore,
+  type PartnerApi,
+  type PartnerApiHandler,
+  type RateLimiter,
+  type SandboxData,
+} from "@partner-yield/core";
+import { DEFAULT_FIXTURES_DIR, loadFixtureDir } from "./fixture-dir.js";
+import { nodeHmacSha256, nodeSha256 } from "./hmac.js";
+import { createListener, type PartnerListener } from "./listener.js";
+import type { RequestLogOption } from "./request-log.js";
+
+/** Server timeouts, in milliseconds. */
+export interface ServerTimeouts {
+  /** Time a client has to send the complete request headers; then 408 and the connection closes. */
+  readonly headersTimeoutMs: number;
+  /** Time a client has to send the complete request, body included. */
+  readonly requestTimeoutMs: number;
+  /** How long an idle keep-alive connection stays open. */
+  readonly keepAliveTimeoutMs: number;
+  /** On shutdown, how long requests in flight may take before their connections are cut. */
+  readonly shutdownTimeoutMs: number;
+}
+
+/**
+ * - headers 10 s: a real client sends its headers (< 16 KiB) in one round trip; a slowloris
+ *   client that trickles them is cut off after 10 s instead of node's 60 s.
+ * - request 30 s: the largest body (64 KiB by default) arrives in well under a second on any
+ *   working link; 30 s still lets a very slow mobile link finish, and bounds slow-body attacks.
+ * - keep-alive 65 s: longer than a load balancer's idle timeout (AWS ALB: 60 s), so the balancer
+ *   (or a client honouring `Keep-Alive: timeout=65`) closes first and never sends a request into a
+ *   connection the server is closing; a POST lost that way is a needless retry.
+ * - shutdown 10 s: requests take milliseconds; 10 s covers a slow store and stays well inside a
+ *   typical 30 s termination grace period (Kubernetes), leaving time to close the stores.
+ */
+export const DEFAULT_TIMEOUTS: ServerTimeouts = Object.freeze({
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 65_000,
+  shutdownTimeoutMs: 10_000,
+});
+
+export interface NodeApiOptions {
+  readonly environment?: Environment | undefined;
+  /** Validated fixtures; default: loaded from `fixturesDir`. */
+  readonly data?: SandboxData | undefined;
+  /** Default: the repository's `fixtures/`. */
+  readonly fixturesDir?: string | undefined;
+  /** Maximum event body in bytes; default 65536. */
+  readonly bodyLimitBytes?: number | undefined;
+  /** Overrides every partner's per-minute quota (QA and load runs); the limiter still runs. */
+  readonly rateLimitQuota?: number | undefined;
+  /** Default: a new in-memory event store. */
+  readonly events?: EventStore | undefined;
+  /** Default: a new in-memory rate limiter. */
+  readonly rateLimiter?: RateLimiter | undefined;
+}
+
+/**
+ * The API on the embedded defaults (fixtures, in-memory stores) with node:crypto HMAC and SHA-256.
+ * @example const api = createNodePartnerApi({ environment: "sandbox", rateLimitQuota: 10_000 });
+ */
+export function createNodePartnerApi(options: NodeApiOptions = {}): PartnerApi {
+  const data = options.data ?? loadFixtureDir(options.fixturesDir ?? DEFAULT_FIXTURES_DIR);
+  return createPartnerApi({
+    environment: options.environment ?? "sandbox",
+    partners: data.partners,
+    keys: data.keys,
+    products: data.products,
+    positions: data.positions,
+    prices: data.prices,
+    hmac: nodeHmacSha256,
+    sha256: nodeSha256,
+    bodyLimitBytes: options.bodyLimitBytes,
+    rateLimitOverride: options.rateLimitQuota,
+    events: options.events,
+    rateLimiter: options.rateLimiter,
+  });
+}
+
+export interface StartServerOptions extends NodeApiOptions {
+  /** Default 127.0.0.1. */
+  readonly host?: string | undefined;
+  /** Default 8787; 0 picks a free port (see `RunningServer.port`). */
+  readonly port?: number | undefined;
+  /**
+   * A pre-built API (then the options of `NodeApiOptions` are not used, except `bodyLimitBytes` as
+   * the drain bound of unread bodies); default `createNodePartnerApi(options)`. `close()` closes it.
+   */
+  readonly api?: PartnerApi | undefined;
+  /** Serve this handler instead of `api.handle` (readiness and shutdown still use `api`). */
+  readonly handler?: PartnerApiHandler | undefined;
+  /** Or derive the handler from the API, e.g. to inject faults: `wrap: (api) => ({ handle: … })`. */
+  readonly wrap?: ((api: PartnerApi) => PartnerApiHandler) | undefined;
+  readonly timeouts?: Partial<ServerTimeouts> | undefined;
+  /** Request log: `"json"` lines on stdout (default), `"none"`, or a function. */
+  readonly log?: RequestLogOption | undefined;
+}
+
+export interface RunningServer {
+  /** Base URL, e.g. `http://127.0.0.1:8787`. */
+  readonly url: string;
+  readonly host: string;
+  /** The port actually bound (useful with port 0). */
+  readonly port: number;
+  readonly server: Server;
+  readonly api: PartnerApi;
+  readonly listener: PartnerListener;
+  /**
+   * Graceful shutdown: stop accepting, answer `/readyz` 503, let requests in flight finish (at most
+   * `shutdownTimeoutMs`, then their connections are cut), wait for their handlers, close the stores.
+   * Idempotent: later calls return the same promise.
+   */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the API on node:http.
+ *
+ * @example
+ * const server = await startServer({ port: 0, log: "none" });
+ * const res = await fetch(`${server.url}/api/partner/products`, { headers: { "x-api-key": key } });
+ * await server.close();
+ */
+export async function startServer(options: StartServerOptions = {}): Promise<RunningServer> {
+  const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+  validateTimeouts(timeouts);
+  const api = options.api ?? createNodePartnerApi(options);
+  const handler = options.handler ?? options.wrap?.(api) ?? api;
+  const target =
+    handler === api
+      ? api
+      : {
+          handle: (req: Parameters<PartnerApiHandler["handle"]>[0]) => handler.handle(req),
+          ready: () => api.ready(),
+        };
+  const listener = createListener(target, { log: options.log, drainLimitBytes: options.bodyLimitBytes });
+  const server = createServer({
+    headersTimeout: timeouts.headersTimeoutMs,
+    requestTimeout: timeouts.requestTimeoutMs,
+    keepAliveTimeout: timeouts.keepAliveTimeoutMs,
+    // How often node looks for connections past headersTimeout / requestTimeout (default 30 s,
+    // which would let a slow-headers client hold a socket up to 40 s).
+    connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(timeouts.headersTimeoutMs / 4))),
+  });
+  server.on("request", listener);
+  server.on("checkContinue", listener.checkContinue);
+  server.on("clientError", listener.clientError);
+
+  const host = options.host ?? "127.0.0.1";
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(options.port ?? 8787, host, () => {
+        server.off("error", reject);
+        resolve();
+      });
+    });
+  } catch (error) {
+    await api.close();
+    throw error;
+  }
+  const port = (server.address() as AddressInfo).port;
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      listener.drain();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      if (!(await listener.whenIdle(timeouts.shutdownTimeoutMs))) server.closeAllConnections();
+      // Keep-alive connections idle by now; in-flight ones were answered with Connection: close.
+      server.closeIdleConnections();
+      // Handlers still running after a cut are awaited too (bounded) before the stores close.
+      await listener.whenIdle(timeouts.shutdownTimeoutMs);
+      await Promise.race([closed, delay(timeouts.shutdownTimeoutMs)]);
+      server.closeAllConnections();
+      await api.close();
+    })();
+    return closing;
+  };
+
+  return { url: `http://${urlHost(host)}:${port}`, host, port, server, api, listener, close };
+}
+
+function validateTimeouts(t: ServerTimeouts): void {
+  for (const [name, value] of Object.entries(t)) {
+    if (!Number.isInteger(value) || value <= 0)
+      throw new RangeError(`${name} must be a positive integer (milliseconds)`);
+  }
+  if (t.headersTimeoutMs > t.requestTimeoutMs) {
+    throw new RangeError(
+      "headersTimeoutMs must not exceed requestTimeoutMs (the headers are part of the request)",
+    );
+  }
+}
+
+/** The host as it goes in a URL a user can open: wildcard addresses become loopback. */
+function urlHost(host: string): string {
+  if (host === "0.0.0.0") return "127.0.0.1";
+  if (host === "::") return "[::1]";
+  return host.includes(":") ? `[${host}]` : host;
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}

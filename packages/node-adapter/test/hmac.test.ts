@@ -1,0 +1,63 @@
+/** The native HMAC port against published vectors (RFC 4231), in one call and reused; SHA-256 too. */
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { test } from "node:test";
+import { nobleHmacSha256, SignatureVerifier, signBody, toHex } from "@partner-yield/core";
+import { nodeHmacSha256, nodeSha256 } from "../src/index.js";
+
+interface Vector {
+  case: string;
+  key_hex: string;
+  data_hex: string;
+  hmac_sha256_hex: string;
+}
+const vectors = JSON.parse(
+  readFileSync(new URL("../../core/test/vectors/hmac-sha256.json", import.meta.url), "utf8"),
+) as { rfc4231: Vector[]; github_example: { secret: string; payload: string; header: string } };
+const hex = (s: string) => Buffer.from(s, "hex");
+
+test("RFC 4231 HMAC-SHA256 vectors, each key prepared once and used twice", () => {
+  assert.ok(vectors.rfc4231.length >= 6);
+  for (const v of vectors.rfc4231) {
+    const keyed = nodeHmacSha256.prepare(hex(v.key_hex));
+    for (let i = 0; i < 2; i++) {
+      assert.equal(toHex(keyed.digest(hex(v.data_hex))), v.hmac_sha256_hex, `case ${v.case}`);
+    }
+  }
+});
+
+test("the published GitHub webhook example signs the same with the native port", () => {
+  const g = vectors.github_example;
+  const body = new TextEncoder().encode(g.payload);
+  assert.equal(`sha256=${signBody(g.secret, body, nodeHmacSha256)}`, g.header);
+});
+
+test("the native port agrees with the pure-JS one on many sizes, and the prepared key is a copy", () => {
+  const key = new Uint8Array(Buffer.from("whsec_1suBNkFDZXm7p89emMHkukazxczgnBxt"));
+  const keyed = nodeHmacSha256.prepare(key);
+  const expected = nobleHmacSha256.prepare(key.slice());
+  key.fill(0); // mutating the caller's key must not change the prepared one
+  for (const size of [0, 1, 63, 64, 65, 1000, 65_536]) {
+    const message = new Uint8Array(size).map((_, i) => (i * 31 + size) & 255);
+    assert.deepEqual(
+      Buffer.from(keyed.digest(message)),
+      Buffer.from(expected.digest(message)),
+      `size ${size}`,
+    );
+  }
+  const verifier = new SignatureVerifier(["whsec_1suBNkFDZXm7p89emMHkukazxczgnBxt"], nodeHmacSha256);
+  const body = new TextEncoder().encode('{"a":1}');
+  assert.equal(verifier.verify(body, hex(signBody("whsec_1suBNkFDZXm7p89emMHkukazxczgnBxt", body))), true);
+  assert.equal(verifier.verify(body, new Uint8Array(32)), false);
+});
+
+test("SHA-256 (FIPS 180-2 vectors)", () => {
+  assert.equal(
+    toHex(nodeSha256(new TextEncoder().encode("abc"))),
+    "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+  );
+  assert.equal(
+    toHex(nodeSha256(new Uint8Array(0))),
+    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+  );
+});
