@@ -15,7 +15,7 @@ import type { PartnerApiHandler, PlainRequest, PlainResponse } from "./http-type
 import { buildOpenApiDocument } from "./openapi.js";
 import type { Partner } from "./partner-store.js";
 import { MemoryRateLimiter, type RateDecision } from "./rate-limiter.js";
-import { PartnerEvent } from "./schemas.js";
+import { IDEMPOTENCY_KEY_PATTERN, PartnerEvent, SLUG_PATTERN } from "./schemas.js";
 import {
   type HmacPort,
   nobleHmacSha256,
@@ -40,8 +40,6 @@ export interface PartnerApi extends PartnerApiHandler {
 const DEFAULT_RATE_LIMITS: Readonly<Record<Environment, number>> = { production: 1000, sandbox: 100 };
 const WINDOW_MS = 60_000;
 const PREFIX = "/api/partner";
-const SLUG = /^[a-z0-9][a-z0-9-]{0,63}$/;
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 const JSON_CONTENT_TYPE = /^application\/json[ \t]*(;[ \t]*charset[ \t]*=[ \t]*(utf-8|"utf-8")[ \t]*)?$/i;
 
 const BASE_HEADERS = {
@@ -207,7 +205,7 @@ export function createPartnerApi(options: PartnerApiOptions): PartnerApi {
 
   async function findProduct(partner: Partner, slug: string): Promise<ProductRecord> {
     // CONTRACT §3: another partner's slug is indistinguishable from an unknown one (never 403).
-    const product = SLUG.test(slug) ? await options.products.getProduct(partner.id, slug) : undefined;
+    const product = SLUG_PATTERN.test(slug) ? await options.products.getProduct(partner.id, slug) : undefined;
     if (product === undefined) throw new ApiError("product_not_found", "no product with this slug");
     return product;
   }
@@ -298,7 +296,7 @@ export function createPartnerApi(options: PartnerApiOptions): PartnerApi {
     if (idempotencyKey === undefined || idempotencyKey === "") {
       throw new ApiError("missing_idempotency_key", "the Idempotency-Key header is required");
     }
-    if (!IDEMPOTENCY_KEY.test(idempotencyKey)) {
+    if (!IDEMPOTENCY_KEY_PATTERN.test(idempotencyKey)) {
       throw new ApiError(
         "invalid_idempotency_key",
         "Idempotency-Key must be 1 to 255 visible ASCII characters",

@@ -9,7 +9,7 @@ import { EVM_CHAINS } from "./chains.js";
 import { parseDecimal } from "./decimal.js";
 import { type ApiKeyRecord, MemoryKeyStore } from "./key-store.js";
 import { MemoryPartnerStore, type Partner } from "./partner-store.js";
-import { IsoDate, ProductStatus } from "./schemas.js";
+import { IsoDate, ProductStatus, SLUG_PATTERN } from "./schemas.js";
 import {
   type AssetPrice,
   MemoryPositionSource,
@@ -67,7 +67,7 @@ export const PartnerFixture = z.strictObject({
 export const ProductFixture = z
   .strictObject({
     partner_id: z.string(),
-    slug: z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}$/, "must be lowercase letters, digits and dashes"),
+    slug: z.string().regex(SLUG_PATTERN, "must be lowercase letters, digits and dashes (at most 64)"),
     chain: z.string(),
     chain_id: z.int().positive(),
     wrapper_address: Address,

@@ -11,11 +11,13 @@ import {
   EventAck,
   EventType,
   EvmAddress,
+  IDEMPOTENCY_KEY_PATTERN,
   PartnerEvent,
   PositionResponse,
   Problem,
   ProductListResponse,
   ProductResponse,
+  SLUG_PATTERN,
   YieldCalculationResponse,
 } from "./schemas.js";
 
@@ -31,7 +33,7 @@ type Json = Record<string, unknown>;
 // Request parameters that have no resource schema of their own (CONTRACT §3, §5).
 const SlugParam = z
   .string()
-  .regex(/^[a-z0-9][a-z0-9-]{0,63}$/)
+  .regex(SLUG_PATTERN)
   .meta({ description: "Product slug. Unknown, or another partner's product: 404 product_not_found." });
 const AmountParam = z
   .string()
@@ -45,7 +47,7 @@ const AmountParam = z
   });
 const IdempotencyKeyHeader = z
   .string()
-  .regex(/^[\x21-\x7e]{1,255}$/)
+  .regex(IDEMPOTENCY_KEY_PATTERN)
   .meta({
     description: "1–255 visible ASCII characters, unique per event (CONTRACT §5)",
     examples: ["evt-2026-11-20-0001"],

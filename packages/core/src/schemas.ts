@@ -6,6 +6,12 @@ import { z } from "zod";
 import { CANONICAL_DECIMAL } from "./decimal.js";
 import { ERROR_CODES } from "./errors.js";
 
+/** A product slug (CONTRACT §3): anything else cannot name a product. */
+export const SLUG_PATTERN = /^[a-z0-9][a-z0-9-]{0,63}$/;
+
+/** An `Idempotency-Key`: 1–255 visible ASCII characters (CONTRACT §5). */
+export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+
 /** A canonical decimal string (CONTRACT §1): no exponent, sign only for negatives, no padding zeros. */
 export const CanonicalDecimal = z
   .string()
