@@ -58,11 +58,19 @@ function report(title: string, baseline: Result, others: Result[]): void {
 }
 
 const files = Object.fromEntries(
-  FIXTURE_FILES.map((f) => [f, JSON.parse(readFileSync(new URL(`../fixtures/${f}`, import.meta.url), "utf8"))]),
+  FIXTURE_FILES.map((f) => [
+    f,
+    JSON.parse(readFileSync(new URL(`../fixtures/${f}`, import.meta.url), "utf8")),
+  ]),
 ) as Record<(typeof FIXTURE_FILES)[number], unknown>;
-const api = createPartnerApi({ environment: "sandbox", ...loadFixtures(files), rateLimitOverride: 1_000_000_000 });
+const api = createPartnerApi({
+  environment: "sandbox",
+  ...loadFixtures(files),
+  rateLimitOverride: 1_000_000_000,
+});
 const headers = { "x-api-key": DEMO.sandboxApiKey };
-const get = (path: string, query = "") => api.handle({ method: "GET", path, query, headers, clientAddress: "127.0.0.1" });
+const get = (path: string, query = "") =>
+  api.handle({ method: "GET", path, query, headers, clientAddress: "127.0.0.1" });
 
 console.log(`partner-yield micro-benchmarks (node ${process.version}, ${SECONDS} s per case)`);
 
@@ -76,15 +84,27 @@ const quote = await measure("handle(): GET yield-calc", () =>
 );
 report("handle()", notFound, [product, list, quote]);
 
-const body = new TextEncoder().encode(JSON.stringify({ event_type: "partner.user.created", occurred_at: "2026-11-20T10:15:00Z", data: { blob: "x".repeat(940) } }));
-if (body.byteLength < 1000 || body.byteLength > 1100) throw new Error(`body is ${body.byteLength} bytes, want ~1 KiB`);
+const body = new TextEncoder().encode(
+  JSON.stringify({
+    event_type: "partner.user.created",
+    occurred_at: "2026-11-20T10:15:00Z",
+    data: { blob: "x".repeat(940) },
+  }),
+);
+if (body.byteLength < 1000 || body.byteLength > 1100)
+  throw new Error(`body is ${body.byteLength} bytes, want ~1 KiB`);
 const signature = parseSignatureHeader(signBody(DEMO.signingSecret, body))!;
 const nodeHmac: HmacPort = {
   prepare: (key) => ({ digest: (message) => createHmac("sha256", key).update(message).digest() }),
 };
 const viaNode = new SignatureVerifier([DEMO.signingSecret], nodeHmac);
 const viaNoble = new SignatureVerifier([DEMO.signingSecret], nobleHmacSha256);
-if (!viaNode.verify(body, signature) || !viaNoble.verify(body, signature)) throw new Error("verification failed");
-const nodeResult = await measure("verify 1 KiB: node:crypto (baseline)", () => viaNode.verify(body, signature));
-const nobleResult = await measure("verify 1 KiB: @noble/hashes, pre-keyed", () => viaNoble.verify(body, signature));
+if (!viaNode.verify(body, signature) || !viaNoble.verify(body, signature))
+  throw new Error("verification failed");
+const nodeResult = await measure("verify 1 KiB: node:crypto (baseline)", () =>
+  viaNode.verify(body, signature),
+);
+const nobleResult = await measure("verify 1 KiB: @noble/hashes, pre-keyed", () =>
+  viaNoble.verify(body, signature),
+);
 report("signature verification (1 KiB body)", nodeResult, [nobleResult]);

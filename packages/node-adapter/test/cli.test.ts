@@ -29,8 +29,7 @@ function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
     ...extra,
   };
   for (const name of Object.keys(env)) {
-    if ((name === "PORT" || name.startsWith("PARTNER_YIELD_")) && !(name in extra))
-      delete env[name];
+    if ((name === "PORT" || name.startsWith("PARTNER_YIELD_")) && !(name in extra)) delete env[name];
   }
   return env;
 }

@@ -1,0 +1,14 @@
+#!/usr/bin/env node
+// Runs the built CLI (dist/cli.js). From a source checkout without a build, say how to proceed.
+import { existsSync } from "node:fs";
+
+const entry = new URL("../dist/cli.js", import.meta.url);
+if (!existsSync(entry)) {
+  process.stderr.write(
+    "partner-yield-conformance: the harness is not built (no dist/cli.js).\n" +
+      "  build it:            pnpm --filter @partner-yield/harness build   (after building core and node-adapter)\n" +
+      "  or run from source:  pnpm conformance   (tsx harness/src/cli.ts run)\n",
+  );
+  process.exit(2);
+}
+await import(entry.href);

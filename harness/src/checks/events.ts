@@ -1,0 +1,598 @@
+/**
+ * Inbound partner events (interface.md §4.5, §5.5, §6; CONTRACT §5): signed over the raw bytes,
+ * idempotent by key and fingerprint, validated in a fixed order, and a refused request leaves
+ * nothing behind. Every event this suite sends carries a key unique to the run.
+ * @module
+ */
+import type { Exchange } from "../http/client.js";
+import { type CheckContext, isRecord } from "./context.js";
+import type { CheckDefinition } from "./types.js";
+
+const EVENT_TYPES = ["partner.user.created", "partner.user.kyc_updated", "partner.reconciliation.confirmed"];
+const encoder = new TextEncoder();
+
+interface Ack {
+  readonly eventId: number;
+  readonly duplicate: boolean;
+}
+
+/** An accepted event: 200 `{ success: true, event_id: integer, duplicate: boolean }` (interface.md §4.5). */
+function expectAck(t: CheckContext, ex: Exchange, what: string): Ack {
+  const status = t.status(ex);
+  if (status !== 200) t.fail(`${what}: expected 200, got ${status}${codeOf(ex)}`, ex);
+  const body = t.json(ex);
+  t.check(isRecord(body), `${what}: the body is not a JSON object`, ex);
+  t.check(
+    body["success"] === true,
+    `${what}: "success" should be true, got ${JSON.stringify(body["success"])}`,
+    ex,
+  );
+  const id = body["event_id"];
+  t.check(
+    typeof id === "number" && Number.isInteger(id),
+    `${what}: "event_id" should be an integer, got ${JSON.stringify(id)}`,
+    ex,
+  );
+  if (t.reference) t.check(id > 0, `${what}: "event_id" should be positive, got ${id}`, ex);
+  t.check(
+    typeof body["duplicate"] === "boolean",
+    `${what}: "duplicate" should be a boolean, got ${JSON.stringify(body["duplicate"])}`,
+    ex,
+  );
+  return { eventId: id, duplicate: body["duplicate"] };
+}
+
+function expectNew(t: CheckContext, ex: Exchange, what: string): Ack {
+  const ack = expectAck(t, ex, what);
+  t.check(!ack.duplicate, `${what}: a new event should have "duplicate": false`, ex);
+  return ack;
+}
+
+function codeOf(ex: Exchange): string {
+  try {
+    const body: unknown = JSON.parse(ex.response?.text ?? "");
+    return isRecord(body) && typeof body["code"] === "string" ? ` ${body["code"]}` : "";
+  } catch {
+    return "";
+  }
+}
+
+/** The same event serialised differently: keys reversed, indented, a unicode escape. */
+function reserialised(event: Record<string, unknown>): string {
+  const reversed: Record<string, unknown> = {};
+  for (const key of Object.keys(event).reverse()) reversed[key] = event[key];
+  return JSON.stringify(reversed, null, 2).replace(/[é]/g, "\\u00e9");
+}
+
+/** A body with insignificant whitespace, its keys out of order and a unicode escape: not what JSON.stringify writes. */
+function oddlySpelled(t: CheckContext): string {
+  const id = `u_${t.inputs.runTag}_raw`;
+  return `{ "data" : { "name" : "Ren\\u00e9e", "user_id" : "${id}" } ,\n  "occurred_at" : "2026-11-20T10:15:00+02:00", "event_type":"partner.user.created" }\n`;
+}
+
+function withPointers(t: CheckContext, ex: Exchange, pointer: string, what: string): void {
+  if (!t.reference) return;
+  const body = t.json(ex);
+  const errors = isRecord(body) ? body["errors"] : undefined;
+  const pointers = Array.isArray(errors) ? errors.filter(isRecord).map((e) => e["pointer"]) : [];
+  t.check(
+    pointers.some((p) => typeof p === "string" && p.startsWith(pointer)),
+    `${what}: "errors" should point at ${pointer}, got ${JSON.stringify(pointers)}`,
+    ex,
+  );
+}
+
+const SIGNED: CheckDefinition["needs"] = ["signingSecret"];
+
+export const EVENT_CHECKS: readonly CheckDefinition[] = [
+  {
+    id: "EVT-01",
+    title: "A signed event is accepted with a new integer event_id",
+    category: "events",
+    level: "spec",
+    source: "interface.md §4.5, §6.2",
+    reference: "event_id positive (CONTRACT §5)",
+    cost: 1,
+    needs: SIGNED,
+    async run(t: CheckContext) {
+      const ex = await t.postEvent({ body: t.newEvent() });
+      expectNew(t, ex, "a new signed event");
+    },
+  },
+  {
+    id: "EVT-02",
+    title: "The same request again is acknowledged as a duplicate",
+    category: "events",
+    level: "spec",
+    source: "interface.md §4.5, §6.1",
+    reference: "the original event_id and Idempotent-Replayed: true (CONTRACT §5)",
+    cost: 2,
+    needs: SIGNED,
+    async run(t: CheckContext) {
+      const key = t.newIdempotencyKey();
+      const body = JSON.stringify(t.newEvent());
+      const firstEx = await t.postEvent({ body, idempotencyKey: key });
+      const first = expectNew(t, firstEx, "the first request");
+      const again = await t.postEvent({ body, idempotencyKey: key });
+      const second = expectAck(t, again, "the same request again");
+      t.check(second.duplicate, `the repeated request should have "duplicate": true`, firstEx, again);
+      if (t.reference) {
+        t.check(
+          second.eventId === first.eventId,
+          `the duplicate should carry the original event_id ${first.eventId}, got ${second.eventId}`,
+          firstEx,
+          again,
+        );
+        t.check(
+          t.header(again, "idempotent-replayed") === "true",
+          "the duplicate should carry the header Idempotent-Replayed: true",
+          firstEx,
+          again,
+        );
+      }
+    },
+  },
+  {
+    id: "EVT-03",
+    title: "A retry that re-serialises the same event is still a duplicate",
+    category: "events",
+    level: "reference",
+    source: "CONTRACT §5 (fingerprint of the canonical JSON)",
+    cost: 2,
+    needs: SIGNED,
+    async run(t: CheckContext) {
+      const key = t.newIdempotencyKey();
+      const event = t.newEvent("partner.user.kyc_updated", { kyc_status: "approved", name: "Chloé" });
+      const firstEx = await t.postEvent({ body: JSON.stringify(event), idempotencyKey: key });
+      const first = expectNew(t, firstEx, "the first request");
+      const again = await t.postEvent({ body: reserialised(event), idempotencyKey: key });
+      const status = t.status(again);
+      if (status !== 200)
+        t.fail(
+          `the same event re-serialised (keys reordered, indented, escaped): expected 200, got ${status}${codeOf(again)}`,
+          firstEx,
+          again,
+        );
+      const second = expectAck(t, again, "the same event re-serialised");
+      t.check(
+        second.duplicate && second.eventId === first.eventId,
+        `the re-serialised retry should be a duplicate of event ${first.eventId}, got ${JSON.stringify(second)}`,
+        firstEx,
+        again,
+      );
+    },
+  },
+  {
+    id: "EVT-04",
+    title: "Reusing an Idempotency-Key for a different event is refused",
+    category: "events",
+    level: "reference",
+    source: "CONTRACT §5",
+    cost: 2,
+    needs: SIGNED,
+    async run(t: CheckContext) {
+      const key = t.newIdempotencyKey();
+      const first = await t.postEvent({
+        body: t.newEvent("partner.user.created", { n: 1 }),
+        idempotencyKey: key,
+      });
+      expectNew(t, first, "the first event");
+      const reuse = await t.postEvent({
+        body: t.newEvent("partner.user.created", { n: 2 }),
+        idempotencyKey: key,
+      });
+      t.expectRefused(
+        reuse,
+        "another event under the same Idempotency-Key",
+        { status: 422, code: "idempotency_key_reused" },
+        [first],
+      );
+    },
+  },
+  {
+    id: "EVT-05",
+    title: "An event without X-Partner-Signature is refused",
+    category: "events",
+    level: "spec",
+    source: "interface.md §4.5, §5.5",
+    reference: "401 invalid_signature (CONTRACT §5)",
+    cost: 1,
+    async run(t: CheckContext) {
+      const ex = await t.postEvent({ body: t.newEvent(), signature: "none" });
+      t.expectRefused(ex, "an unsigned event", { status: 401, code: "invalid_signature" });
+    },
+  },
+  {
+    id: "EVT-06",
+    title: "An event signed with another secret is refused",
+    category: "events",
+    level: "spec",
+    source: "interface.md §4.5, §5.5",
+    reference: "401 invalid_signature (CONTRACT §5)",
+    cost: 1,
+    async run(t: CheckContext) {
+      const body = JSON.stringify(t.newEvent());
+      const wrong = [...t.randomBytes(32)].map((b) => b.toString(16).padStart(2, "0")).join("");
+      const ex = await t.postEvent({ body, signature: { literal: wrong } });
+      t.expectRefused(ex, "an event with a signature that matches no secret", {
+        status: 401,
+        code: "invalid_signature",
+      });
+    },
+  },
+  {
+    id: "EVT-07",
+    title: "A signature that is not 64 hex digits is refused",
+    category: "events",
+    level: "spec",
+    source: "interface.md §4.5 (hex of HMAC-SHA256)",
+    reference: "401 invalid_signature (CONTRACT §5)",
+    cost: 3,
+    async run(t: CheckContext) {
+      const hex = [...t.randomBytes(33)].map((b) => b.toString(16).padStart(2, "0")).join("");
+      for (const [what, literal] of [
+        ["63 hex digits", hex.slice(0, 63)],
+        ["65 hex digits", hex.slice(0, 65)],
+        ["64 characters that are not hex", "z".repeat(64)],
+      ] as const) {
+        const ex = await t.postEvent({ body: t.newEvent(), signature: { literal } });
+        t.expectRefused(ex, `a signature of ${what}`, { status: 401, code: "invalid_signature" });
+      }
+    },
+  },
+  {
+    id: "EVT-08",
+    title: "A body changed after signing is refused",
+    category: "events",
+    level: "spec",
+    source: "interface.md §5.5 (HMAC of the raw body)",
+    reference: "401 invalid_signature (CONTRACT §5)",
+    cost: 1,
+    needs: SIGNED,
+    async run(t: CheckContext) {
+      const original = JSON.stringify(t.newEvent("partner.reconciliation.confirmed", { amount: "100.00" }));
+      const tampered = original.replace('"100.00"', '"900.00"');
+      const ex = await t.postEvent({ body: tampered, signature: { over: original } });
+      t.expectRefused(ex, "a body altered after it was signed", { status: 401, code: "invalid_signature" });
+    },
+  },
+  {
+    id: "EVT-09",
+    title: "Upper-case hex and a sha256= prefix are accepted",
+    category: "events",
+    level: "reference",
+    source: "CONTRACT §5 (64 hex digits in either case, sha256= tolerated)",
+    cost: 2,
+    needs: SIGNED,
+    async run(t: CheckContext) {
+      expectNew(
+        t,
+        await t.postEvent({ body: t.newEvent(), signature: "uppercase" }),
+        "an upper-case hex signature",
+      );
+      expectNew(
+        t,
+        await t.postEvent({ body: t.newEvent(), signature: "prefixed" }),
+        "a sha256=-prefixed signature",
+      );
+    },
+  },
+  {
+    id: "EVT-10",
+    title: "The signature covers the raw bytes, not a re-serialisation",
+    category: "events",
+    level: "spec",
+    source: "interface.md §4.5 (over the raw request body)",
+    cost: 2,
+    needs: SIGNED,
+    async run(t: CheckContext) {
+      const raw = oddlySpelled(t);
+      expectNew(
+        t,
+        await t.postEvent({ body: raw }),
+        "an event signed over its exact (unusually spelled) bytes",
+      );
+      const other = raw.replace("_raw", "_raw2");
+      const normalised = JSON.stringify(JSON.parse(other));
+      const ex = await t.postEvent({ body: other, signature: { over: normalised } });
+      t.expectRefused(ex, "an event signed over its re-serialised JSON instead of the bytes sent", {
+        status: 401,
+        code: "invalid_signature",
+      });
+    },
+  },
+  {
+    id: "EVT-11",
+    title: "An event without Idempotency-Key is refused",
+    category: "events",
+    level: "spec",
+    source: "interface.md §4.5 (all headers required), §6.1",
+    reference: "400 missing_idempotency_key (CONTRACT §5)",
+    cost: 1,
+    needs: SIGNED,
+    async run(t: CheckContext) {
+      const ex = await t.postEvent({ body: t.newEvent(), idempotencyKey: null });
+      t.expectRefused(ex, "an event without Idempotency-Key", {
+        status: 400,
+        code: "missing_idempotency_key",
+      });
+    },
+  },
+  {
+    id: "EVT-12",
+    title: "An Idempotency-Key must be 1–255 visible ASCII characters",
+    category: "events",
+    level: "reference",
+    source: "CONTRACT §5",
+    cost: 3,
+    needs: SIGNED,
+    async run(t: CheckContext) {
+      const base = t.newIdempotencyKey();
+      const long = await t.postEvent({ body: t.newEvent(), idempotencyKey: base.padEnd(256, "x") });
+      t.expectRefused(long, "a 256-character Idempotency-Key", {
+        status: 400,
+        code: "invalid_idempotency_key",
+      });
+      const spaced = await t.postEvent({ body: t.newEvent(), idempotencyKey: `${base} with spaces` });
+      t.expectRefused(spaced, "an Idempotency-Key with spaces", {
+        status: 400,
+        code: "invalid_idempotency_key",
+      });
+      const longest = await t.postEvent({
+        body: t.newEvent(),
+        idempotencyKey: `${base}-max`.padEnd(255, "y"),
+      });
+      expectNew(t, longest, "a 255-character Idempotency-Key");
+    },
+  },
+  {
+    id: "EVT-13",
+    title: "Content-Type must be application/json",
+    category: "events",
+    level: "spec",
+    source: "interface.md §4.5 (Content-Type: application/json)",
+    reference: "415 unsupported_media_type; charset=utf-8 accepted (CONTRACT §5)",
+    cost: 3,
+    needs: SIGNED,
+    async run(t: CheckContext) {
+      const plain = await t.postEvent({ body: t.newEvent(), contentType: "text/plain" });
+      t.expectRefused(plain, "an event sent as text/plain", { status: 415, code: "unsupported_media_type" });
+      const none = await t.postEvent({ body: t.newEvent(), contentType: null });
+      t.expectRefused(none, "an event without Content-Type", { status: 415, code: "unsupported_media_type" });
+      if (t.reference) {
+        const charset = await t.postEvent({
+          body: t.newEvent(),
+          contentType: "application/json; charset=utf-8",
+        });
+        expectNew(t, charset, "an event sent as application/json; charset=utf-8");
+      }
+    },
+  },
+  {
+    id: "EVT-14",
+    title: "A body that is not JSON is refused",
+    category: "events",
+    level: "spec",
+    source: "interface.md §4.5 (Body (JSON))",
+    reference: "400 invalid_json (CONTRACT §5)",
+    cost: 1,
+    needs: SIGNED,
+    async run(t: CheckContext) {
+      const ex = await t.postEvent({
+        body: '{"event_type": "partner.user.created", ',
+        eventHeader: "partner.user.created",
+      });
+      t.expectRefused(ex, "a truncated JSON body", { status: 400, code: "invalid_json" });
+    },
+  },
+  {
+    id: "EVT-15",
+    title: "An event that breaks the schema is refused",
+    category: "events",
+    level: "spec",
+    source: "interface.md §4.5 (body fields), §6",
+    reference:
+      "400 invalid_event with JSON pointers; unknown fields and offset-less times refused too (CONTRACT §5)",
+    cost: 7,
+    needs: SIGNED,
+    async run(t: CheckContext) {
+      const valid = t.newEvent();
+      const { event_type: _t, ...noType } = valid;
+      const { data: _d, ...noData } = valid;
+      const cases: Array<[string, Record<string, unknown>, string, string, boolean]> = [
+        ["event_type missing", noType, "partner.user.created", "/body/event_type", false],
+        [
+          "an unknown event_type",
+          { ...valid, event_type: "partner.user.deleted" },
+          "partner.user.deleted",
+          "/body/event_type",
+          false,
+        ],
+        [
+          "occurred_at not a date-time",
+          { ...valid, occurred_at: "yesterday" },
+          "partner.user.created",
+          "/body/occurred_at",
+          false,
+        ],
+        ["data a string", { ...valid, data: "x" }, "partner.user.created", "/body/data", false],
+        ["data missing", noData, "partner.user.created", "/body/data", false],
+        ["an unknown top-level field", { ...valid, extra: 1 }, "partner.user.created", "/body/extra", true],
+        [
+          "occurred_at without an offset",
+          { ...valid, occurred_at: "2026-11-20T10:15:00" },
+          "partner.user.created",
+          "/body/occurred_at",
+          true,
+        ],
+      ];
+      for (const [what, body, header, pointer, referenceOnly] of cases) {
+        if (referenceOnly && !t.reference) continue;
+        const ex = await t.postEvent({ body, eventHeader: header });
+        t.expectRefused(ex, `an event with ${what}`, { status: 400, code: "invalid_event" });
+        withPointers(t, ex, pointer, `an event with ${what}`);
+      }
+    },
+  },
+  {
+    id: "EVT-16",
+    title: "X-Partner-Event is required and must equal event_type",
+    category: "events",
+    level: "spec",
+    source: "interface.md §4.5 (headers)",
+    reference: "400 event_type_mismatch for a missing or different header (CONTRACT §5)",
+    cost: 2,
+    needs: SIGNED,
+    async run(t: CheckContext) {
+      const missing = await t.postEvent({ body: t.newEvent(), eventHeader: null });
+      t.expectRefused(missing, "an event without X-Partner-Event", {
+        status: 400,
+        code: "event_type_mismatch",
+      });
+      const other = await t.postEvent({
+        body: t.newEvent("partner.user.created"),
+        eventHeader: "partner.user.kyc_updated",
+      });
+      if (t.reference) {
+        t.expectRefused(other, "X-Partner-Event different from event_type", {
+          status: 400,
+          code: "event_type_mismatch",
+        });
+      } else {
+        t.check(
+          t.status(other) < 500,
+          `X-Partner-Event different from event_type: server error ${t.status(other)}`,
+          other,
+        );
+      }
+    },
+  },
+  {
+    id: "EVT-17",
+    title: "A body over 64 KiB is refused",
+    category: "events",
+    level: "reference",
+    source: "CONTRACT §5 (413 payload_too_large)",
+    cost: 1,
+    needs: SIGNED,
+    async run(t: CheckContext) {
+      const body = JSON.stringify(t.newEvent("partner.user.created", { pad: "x".repeat(65_536) }));
+      const ex = await t.postEvent({ body });
+      t.expectRefused(ex, `a ${encoder.encode(body).length}-byte event`, {
+        status: 413,
+        code: "payload_too_large",
+      });
+    },
+  },
+  {
+    id: "EVT-18",
+    title: "A refused request leaves no record: its key can be used again",
+    category: "events",
+    level: "reference",
+    source: "CONTRACT §5 (requests refused before idempotency leave no record)",
+    cost: 3,
+    needs: SIGNED,
+    async run(t: CheckContext) {
+      const key = t.newIdempotencyKey();
+      const invalid = await t.postEvent({
+        body: { ...t.newEvent(), occurred_at: "yesterday" },
+        idempotencyKey: key,
+      });
+      t.expectRefused(invalid, "an invalid event", { status: 400, code: "invalid_event" });
+      const unsigned = await t.postEvent({
+        body: t.newEvent(),
+        idempotencyKey: key,
+        signature: { literal: "0".repeat(64) },
+      });
+      t.expectRefused(unsigned, "a badly signed event", { status: 401, code: "invalid_signature" });
+      const ok = await t.postEvent({ body: t.newEvent(), idempotencyKey: key });
+      const status = t.status(ok);
+      if (status !== 200)
+        t.fail(
+          `the corrected event under the same key: expected 200, got ${status}${codeOf(ok)}: a refused request left a record`,
+          invalid,
+          unsigned,
+          ok,
+        );
+      const ack = expectAck(t, ok, "the corrected event under the same key");
+      t.check(
+        !ack.duplicate,
+        'the corrected event should be new ("duplicate": false): the refused requests left a record',
+        invalid,
+        unsigned,
+        ok,
+      );
+    },
+  },
+  {
+    id: "EVT-19",
+    title: "Identical events sent at once yield exactly one event",
+    category: "events",
+    level: "reference",
+    source: "CONTRACT §5 (under any concurrency, one key yields one event)",
+    cost: (o) => o.concurrentDuplicates,
+    needs: SIGNED,
+    async run(t: CheckContext) {
+      const key = t.newIdempotencyKey();
+      const body = JSON.stringify(t.newEvent());
+      const spec = t.eventRequest({ body, idempotencyKey: key });
+      const exchanges = await t.concurrently(
+        Array.from({ length: t.inputs.plan.concurrentDuplicates }, () => spec),
+      );
+      const acks: Ack[] = [];
+      for (const ex of exchanges) {
+        const status = t.status(ex);
+        if (status === 409) {
+          t.expectRefused(ex, "a concurrent duplicate", { status: 409, code: "idempotency_in_progress" });
+          t.check(
+            t.header(ex, "retry-after") === "1",
+            "409 idempotency_in_progress should carry Retry-After: 1",
+            ex,
+          );
+          continue;
+        }
+        acks.push(expectAck(t, ex, "a concurrent duplicate"));
+      }
+      const fresh = acks.filter((a) => !a.duplicate);
+      t.check(
+        fresh.length === 1,
+        `${exchanges.length} identical requests at once gave ${fresh.length} new events (want exactly 1)`,
+        ...exchanges,
+      );
+      const ids = new Set(acks.map((a) => a.eventId));
+      t.check(
+        ids.size === 1,
+        `identical requests got different event_ids: ${[...ids].join(", ")}`,
+        ...exchanges,
+      );
+    },
+  },
+  {
+    id: "EVT-20",
+    title: "Every event type is accepted, with increasing event_ids",
+    category: "events",
+    level: "spec",
+    source: "interface.md §4.5, §6",
+    reference: "each new event_id greater than the previous one (CONTRACT §5)",
+    cost: 3,
+    needs: SIGNED,
+    async run(t: CheckContext) {
+      const acks: Array<[Ack, Exchange]> = [];
+      for (const type of EVENT_TYPES) {
+        const ex = await t.postEvent({ body: t.newEvent(type) });
+        acks.push([expectNew(t, ex, `a ${type} event`), ex]);
+      }
+      if (t.reference) {
+        for (let i = 1; i < acks.length; i++) {
+          const [[a, exA], [b, exB]] = [acks[i - 1]!, acks[i]!];
+          t.check(
+            b.eventId > a.eventId,
+            `event_ids should increase in acceptance order: ${a.eventId} then ${b.eventId}`,
+            exA,
+            exB,
+          );
+        }
+      }
+    },
+  },
+];

@@ -1,0 +1,165 @@
+/**
+ * Rate limits (CONTRACT §7): the IETF RateLimit headers on every authenticated response, a
+ * remaining count that counts down, and (opt-in, it spends the quota) a 429 with Retry-After.
+ * @module
+ */
+import type { Exchange } from "../http/client.js";
+import { type CheckContext, PRODUCTS_PATH } from "./context.js";
+import type { CheckDefinition } from "./types.js";
+
+export interface RateLimitState {
+  readonly policy: string;
+  readonly quota: number;
+  readonly window: number;
+  readonly remaining: number;
+  readonly reset: number;
+}
+
+/**
+ * Parses `RateLimit-Policy: "sandbox";q=100;w=60` and `RateLimit: "sandbox";r=99;t=60`.
+ * Returns a reason string when they are absent or malformed.
+ */
+export function parseRateLimit(headers: Readonly<Record<string, string>>): RateLimitState | string {
+  const policy = headers["ratelimit-policy"];
+  const limit = headers["ratelimit"];
+  if (policy === undefined) return "RateLimit-Policy header missing";
+  if (limit === undefined) return "RateLimit header missing";
+  const p = parseItem(policy);
+  const l = parseItem(limit);
+  if (p === undefined) return `RateLimit-Policy is not "<name>";q=<n>;w=<s>: ${JSON.stringify(policy)}`;
+  if (l === undefined) return `RateLimit is not "<name>";r=<n>;t=<s>: ${JSON.stringify(limit)}`;
+  const [q, w, r, t] = [p.params["q"], p.params["w"], l.params["r"], l.params["t"]];
+  if (q === undefined || w === undefined) return `RateLimit-Policy lacks q or w: ${JSON.stringify(policy)}`;
+  if (r === undefined || t === undefined) return `RateLimit lacks r or t: ${JSON.stringify(limit)}`;
+  if (p.name !== l.name) return `RateLimit names policy "${l.name}" but RateLimit-Policy is "${p.name}"`;
+  return { policy: p.name, quota: q, window: w, remaining: r, reset: t };
+}
+
+function parseItem(value: string): { name: string; params: Record<string, number> } | undefined {
+  const match = /^\s*"([^"]*)"((?:\s*;\s*[a-z]+=[0-9]+)*)\s*$/.exec(value);
+  if (match === null) return undefined;
+  const params: Record<string, number> = {};
+  for (const part of match[2]!.split(";").slice(1)) {
+    const [key, number] = part.trim().split("=");
+    params[key!] = Number(number);
+  }
+  return { name: match[1]!, params };
+}
+
+/** The headers of one authenticated response, checked for coherence. */
+function coherentState(t: CheckContext, ex: Exchange): RateLimitState {
+  const state = parseRateLimit(ex.response?.headers ?? {});
+  const where = `${ex.request.method} ${ex.request.path} → ${ex.response?.status}`;
+  if (typeof state === "string") t.fail(`${where}: ${state}`, ex);
+  const env = t.inputs.environment;
+  if (env !== undefined) {
+    t.check(
+      state.policy === env,
+      `${where}: the policy should be named after the environment "${env}", got "${state.policy}"`,
+      ex,
+    );
+  }
+  t.check(state.quota > 0, `${where}: q should be positive, got ${state.quota}`, ex);
+  t.check(state.window === 60, `${where}: w should be 60 (a rolling minute), got ${state.window}`, ex);
+  t.check(
+    state.remaining >= 0 && state.remaining < state.quota,
+    `${where}: r=${state.remaining} should be below q=${state.quota} after a counted request`,
+    ex,
+  );
+  t.check(
+    state.reset >= 1 && state.reset <= state.window,
+    `${where}: t=${state.reset} should be from 1 to ${state.window} seconds`,
+    ex,
+  );
+  return state;
+}
+
+export const RATE_LIMIT_CHECKS: readonly CheckDefinition[] = [
+  {
+    id: "RL-01",
+    title: "Authenticated responses carry coherent RateLimit-Policy and RateLimit headers",
+    category: "rate-limit",
+    level: "reference",
+    source: "CONTRACT §7",
+    cost: 1,
+    async run(t: CheckContext) {
+      coherentState(t, await t.get(PRODUCTS_PATH));
+      for (const ex of t.allExchanges) {
+        const ok = ex.response?.status === 200 && ex.request.headers["X-Api-Key"] === t.inputs.apiKey;
+        if (ok) coherentState(t, ex);
+      }
+    },
+  },
+  {
+    id: "RL-02",
+    title: "The remaining count goes down with each request",
+    category: "rate-limit",
+    level: "reference",
+    source: "CONTRACT §7",
+    cost: 3,
+    async run(t: CheckContext) {
+      // Sent together (tokens taken first), so no older request leaves the rolling window between
+      // them: each must find one less left than the one counted before it.
+      const spec = { method: "GET", path: PRODUCTS_PATH, headers: { "X-Api-Key": t.inputs.apiKey } };
+      const exchanges = await t.concurrently([spec, spec, spec]);
+      const remaining = exchanges.map((ex) => coherentState(t, ex).remaining);
+      const distinct = new Set(remaining);
+      t.check(
+        distinct.size === remaining.length,
+        `three requests at once all found r in ${remaining.join(", ")}: each counted request should lower it by one`,
+        ...exchanges,
+      );
+      if (Math.max(...remaining) - Math.min(...remaining) !== remaining.length - 1) {
+        t.warn(
+          `three requests at once found r = ${remaining.join(", ")}: not consecutive (other traffic on this key?)`,
+        );
+      }
+    },
+  },
+  {
+    id: "RL-03",
+    title: "Past the quota, requests get 429 with Retry-After (opt-in probe)",
+    category: "rate-limit",
+    level: "reference",
+    source: "CONTRACT §7, §6 (429 rate_limited)",
+    cost: (o) => o.probeBudget,
+    needs: ["rateLimitProbe"],
+    async run(t: CheckContext) {
+      const budget = t.inputs.plan.probeBudget;
+      const start = await t.get(PRODUCTS_PATH, { unthrottled: true });
+      const state = coherentState(t, start);
+      if (state.remaining + 2 > budget) {
+        t.skip(
+          `the quota left (${state.remaining}) needs ${state.remaining + 1} more requests, over --probe-budget ${budget}`,
+        );
+      }
+      let refused: Exchange | undefined;
+      for (let i = 0; i <= state.remaining && refused === undefined; i++) {
+        const ex = await t.get(PRODUCTS_PATH, { unthrottled: true });
+        if (t.status(ex) === 429) refused = ex;
+      }
+      if (refused === undefined) {
+        t.fail(
+          `${state.remaining + 1} requests past the advertised remaining ${state.remaining} were all accepted: no 429`,
+        );
+      }
+      t.expectRefused(refused, "a request past the quota", { status: 429, code: "rate_limited" });
+      const retryAfter = t.header(refused, "retry-after");
+      t.check(retryAfter !== undefined, "the 429 has no Retry-After header", refused);
+      t.check(
+        /^[0-9]+$/.test(retryAfter.trim()) && Number(retryAfter) >= 1,
+        `Retry-After should be whole seconds ≥ 1, got ${JSON.stringify(retryAfter)}`,
+        refused,
+      );
+      const after = parseRateLimit(refused.response!.headers);
+      if (typeof after !== "string") {
+        t.check(after.remaining === 0, `the 429 should say r=0, got r=${after.remaining}`, refused);
+        t.check(
+          Number(retryAfter) >= after.reset,
+          `Retry-After ${retryAfter} is earlier than the reset t=${after.reset}`,
+          refused,
+        );
+      }
+    },
+  },
+];

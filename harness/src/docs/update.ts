@@ -1,0 +1,27 @@
+/**
+ * Regenerates the tables in docs/conformance.md and docs/math.md from the registries.
+ *
+ *   npx tsx harness/src/docs/update.ts          rewrite the docs
+ *   npx tsx harness/src/docs/update.ts --check  exit 1 when a doc is out of date
+ * @module
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { GENERATED_BLOCKS, replaceGenerated } from "./tables.js";
+
+const root = new URL("../../../", import.meta.url);
+const check = process.argv.includes("--check");
+let stale = 0;
+for (const [file, blocks] of Object.entries(GENERATED_BLOCKS)) {
+  const url = new URL(file, root);
+  const before = readFileSync(url, "utf8");
+  let after = before;
+  for (const [name, render] of Object.entries(blocks)) after = replaceGenerated(after, name, render());
+  if (after === before) continue;
+  stale++;
+  if (check) process.stderr.write(`${file} is out of date: run npx tsx harness/src/docs/update.ts\n`);
+  else {
+    writeFileSync(url, after);
+    process.stdout.write(`updated ${file}\n`);
+  }
+}
+process.exitCode = check && stale > 0 ? 1 : 0;

@@ -1,0 +1,148 @@
+/**
+ * The embedded target: the real node-adapter server on 127.0.0.1 and an ephemeral port, with the
+ * sandbox fixtures and the demo credentials, so `run` without `--base-url` is a full demonstration.
+ * The fault-injecting servers of the harness's own tests are the same thing with a `wrap`.
+ * @module
+ */
+import type { PartnerApi, PartnerApiHandler, SandboxData } from "@partner-yield/core";
+import { ConfigError, DEFAULTS, randomSeed } from "./config.js";
+import type { RunSettings } from "./runner.js";
+import { defaultBurst } from "./throttle.js";
+
+export interface EmbeddedOptions {
+  /** Requests per rolling minute for every partner; default 1000 so a demo run never waits. */
+  readonly quota?: number;
+  /** Wraps the API's handler (fault injection); told the fixtures and credentials in use. */
+  readonly wrap?: (api: PartnerApi, target: EmbeddedFixtures) => PartnerApiHandler;
+  readonly fixturesDir?: string;
+  /** Credentials matching `fixturesDir`; default the adapter's DEMO_CREDENTIALS. */
+  readonly credentials?: DemoCredentials;
+}
+
+/** The demo credentials' shape (node-adapter's DEMO_CREDENTIALS). */
+export interface DemoCredentials {
+  readonly partnerId: string;
+  readonly sandboxApiKey: string;
+  readonly productionApiKey: string;
+  readonly signingSecret: string;
+  readonly otherPartnerSandboxApiKey: string;
+  readonly otherPartnerSigningSecret: string;
+  readonly walletWithPositions: string;
+}
+
+/** What the embedded server serves: its fixtures and the credentials that unlock them. */
+export interface EmbeddedFixtures {
+  readonly data: SandboxData;
+  readonly credentials: DemoCredentials;
+  readonly foreignSlug: string | undefined;
+}
+
+export interface EmbeddedTarget {
+  readonly baseUrl: string;
+  readonly apiKey: string;
+  readonly signingSecret: string;
+  /** The same partner's production key: refused by this sandbox server. */
+  readonly otherEnvApiKey: string;
+  /** A slug of the other fixture partner, not also one of the demo partner's. */
+  readonly foreignSlug: string | undefined;
+  /** A wallet that holds shares in the fixtures. */
+  readonly wallet: string;
+  readonly quota: number;
+  /** The other fixture partner's sandbox key and secret (fault injection uses them). */
+  readonly otherPartner: { readonly apiKey: string; readonly signingSecret: string };
+  close(): Promise<void>;
+}
+
+export const EMBEDDED_QUOTA = 1000;
+
+/** Starts the embedded sandbox server. Throws ConfigError when it cannot start. */
+export async function startEmbeddedTarget(options: EmbeddedOptions = {}): Promise<EmbeddedTarget> {
+  let adapter: typeof import("@partner-yield/node-adapter");
+  try {
+    adapter = await import("@partner-yield/node-adapter");
+  } catch (error) {
+    throw new ConfigError(
+      `the embedded server needs @partner-yield/node-adapter, which could not be loaded (${(error as Error).message}); ` +
+        "pass --base-url to test a running deployment instead",
+    );
+  }
+  const { DEFAULT_FIXTURES_DIR, loadFixtureDir, startServer } = adapter;
+  const DEMO_CREDENTIALS: DemoCredentials = options.credentials ?? adapter.DEMO_CREDENTIALS;
+  const dir = options.fixturesDir ?? DEFAULT_FIXTURES_DIR;
+  const quota = options.quota ?? EMBEDDED_QUOTA;
+  let data: ReturnType<typeof loadFixtureDir>;
+  try {
+    data = loadFixtureDir(dir);
+  } catch (error) {
+    throw new ConfigError(`the embedded server's fixtures do not load: ${(error as Error).message}`);
+  }
+  const own = new Set(
+    data.productRecords.filter((p) => p.partnerId === DEMO_CREDENTIALS.partnerId).map((p) => p.slug),
+  );
+  const foreign = data.productRecords
+    .filter((p) => p.partnerId !== DEMO_CREDENTIALS.partnerId && !own.has(p.slug))
+    .map((p) => p.slug)
+    .sort();
+  const fixtures: EmbeddedFixtures = { data, credentials: DEMO_CREDENTIALS, foreignSlug: foreign[0] };
+  const wrap = options.wrap;
+  let server: Awaited<ReturnType<typeof startServer>>;
+  try {
+    server = await startServer({
+      port: 0,
+      host: "127.0.0.1",
+      environment: "sandbox",
+      data,
+      rateLimitQuota: quota,
+      log: "none",
+      ...(wrap ? { wrap: (api: PartnerApi) => wrap(api, fixtures) } : {}),
+    });
+  } catch (error) {
+    throw new ConfigError(`the embedded server did not start: ${(error as Error).message}`);
+  }
+  return {
+    baseUrl: server.url,
+    apiKey: DEMO_CREDENTIALS.sandboxApiKey,
+    signingSecret: DEMO_CREDENTIALS.signingSecret,
+    otherEnvApiKey: DEMO_CREDENTIALS.productionApiKey,
+    foreignSlug: foreign[0],
+    wallet: DEMO_CREDENTIALS.walletWithPositions,
+    quota,
+    otherPartner: {
+      apiKey: DEMO_CREDENTIALS.otherPartnerSandboxApiKey,
+      signingSecret: DEMO_CREDENTIALS.otherPartnerSigningSecret,
+    },
+    close: () => server.close(),
+  };
+}
+
+/**
+ * Run settings for an embedded target: its credentials and inputs, a generous throttle (the
+ * server's quota is high), every check of level `reference`; `overrides` win.
+ */
+export function embeddedSettings(target: EmbeddedTarget, overrides: Partial<RunSettings> = {}): RunSettings {
+  const rpm = overrides.rpm ?? DEFAULTS.embeddedRpm;
+  return {
+    baseUrl: target.baseUrl,
+    embedded: true,
+    apiKey: target.apiKey,
+    signingSecret: target.signingSecret,
+    otherEnvApiKey: target.otherEnvApiKey,
+    foreignSlug: target.foreignSlug,
+    wallet: target.wallet,
+    level: "reference",
+    seed: randomSeed(),
+    rpm,
+    burst: defaultBurst(rpm),
+    maxRequests: undefined,
+    only: undefined,
+    rateLimitProbe: false,
+    plan: {
+      yieldSamples: DEFAULTS.yieldSamples,
+      productSample: DEFAULTS.productSample,
+      concurrentDuplicates: DEFAULTS.concurrentDuplicates,
+      probeBudget: target.quota + 1,
+    },
+    timeoutMs: DEFAULTS.timeoutMs,
+    ...overrides,
+  };
+}

@@ -1,0 +1,222 @@
+/**
+ * The one way checks talk to a target: every request goes through the token bucket, is counted
+ * and recorded (the evidence of a failure and the source of its curl command). GET and HEAD
+ * requests refused with 429 are retried after `Retry-After`; a POST is never retried.
+ * @module
+ */
+import { Agent } from "undici";
+import type { TokenBucket } from "../throttle.js";
+
+export interface RequestSpec {
+  readonly method: string;
+  /** Path and query, percent-encoded where needed, relative to the base URL: `/api/partner/products`. */
+  readonly path: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body?: string | Uint8Array;
+  /** Skip the token bucket and never retry: the rate-limit probe only. */
+  readonly unthrottled?: boolean;
+}
+
+export interface RecordedRequest {
+  readonly method: string;
+  readonly url: string;
+  readonly path: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: Uint8Array | undefined;
+}
+
+export interface RecordedResponse {
+  readonly status: number;
+  /** Lower-case names; repeated headers joined with ", ". */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly text: string;
+}
+
+/** One request and what came back (or the transport error that stopped it). */
+export interface Exchange {
+  readonly seq: number;
+  readonly checkId: string;
+  readonly request: RecordedRequest;
+  readonly response: RecordedResponse | undefined;
+  readonly error: string | undefined;
+  /** Requests spent on it: 1, more when a 429 was retried. */
+  readonly attempts: number;
+  readonly durationMs: number;
+}
+
+export interface HttpClientOptions {
+  readonly baseUrl: string;
+  readonly bucket: TokenBucket;
+  readonly timeoutMs?: number;
+  /** Longest `Retry-After` a GET waits for before giving up and returning the 429. Default 65 s. */
+  readonly maxRetryWaitMs?: number;
+  /** Retries of one GET after 429s. Default 2. */
+  readonly maxRetries?: number;
+  /** Told about every request about to be sent (the progress line). */
+  readonly onSend?: (spent: number) => void;
+  /** Told when the client waits on a 429's Retry-After. */
+  readonly onBackoff?: (ms: number) => void;
+}
+
+export class HttpClient {
+  readonly baseUrl: string;
+  readonly #origin: string;
+  readonly #basePath: string;
+  readonly #bucket: TokenBucket;
+  readonly #agent: Agent;
+  readonly #timeoutMs: number;
+  readonly #maxRetryWaitMs: number;
+  readonly #maxRetries: number;
+  readonly #onSend: ((spent: number) => void) | undefined;
+  readonly #onBackoff: ((ms: number) => void) | undefined;
+  readonly #exchanges: Exchange[] = [];
+  #spent = 0;
+
+  constructor(options: HttpClientOptions) {
+    const url = new URL(options.baseUrl);
+    this.baseUrl = options.baseUrl.replace(/\/+$/, "");
+    this.#origin = url.origin;
+    this.#basePath = url.pathname.replace(/\/+$/, "");
+    this.#bucket = options.bucket;
+    this.#timeoutMs = options.timeoutMs ?? 15_000;
+    this.#maxRetryWaitMs = options.maxRetryWaitMs ?? 65_000;
+    this.#maxRetries = options.maxRetries ?? 2;
+    this.#onSend = options.onSend;
+    this.#onBackoff = options.onBackoff;
+    this.#agent = new Agent({
+      connections: 16,
+      headersTimeout: this.#timeoutMs,
+      bodyTimeout: this.#timeoutMs,
+      connectTimeout: this.#timeoutMs,
+    });
+  }
+
+  /** Requests sent so far, retries included. */
+  get spent(): number {
+    return this.#spent;
+  }
+
+  /** Every exchange of the run, in order. */
+  get exchanges(): readonly Exchange[] {
+    return this.#exchanges;
+  }
+
+  /**
+   * Sends requests at the same moment: a token for each is taken first, then all go out together
+   * (the concurrency checks). Never retried.
+   */
+  async sendConcurrently(checkId: string, specs: readonly RequestSpec[]): Promise<Exchange[]> {
+    for (const _ of specs) await this.#bucket.take();
+    return Promise.all(specs.map((spec) => this.send(checkId, { ...spec, unthrottled: true })));
+  }
+
+  /** Sends a request on behalf of a check. Transport failures are recorded, not thrown. */
+  async send(checkId: string, spec: RequestSpec): Promise<Exchange> {
+    const started = performance.now();
+    const path = this.#basePath + spec.path;
+    const request: RecordedRequest = {
+      method: spec.method,
+      url: this.#origin + path,
+      path: spec.path,
+      headers: { ...(spec.headers ?? {}) },
+      body:
+        spec.body === undefined ? undefined : typeof spec.body === "string" ? encode(spec.body) : spec.body,
+    };
+    const retriable = !spec.unthrottled && (spec.method === "GET" || spec.method === "HEAD");
+    let attempts = 0;
+    let response: RecordedResponse | undefined;
+    let error: string | undefined;
+    for (;;) {
+      if (!spec.unthrottled) await this.#bucket.take();
+      attempts++;
+      this.#spent++;
+      this.#onSend?.(this.#spent);
+      try {
+        response = await this.#dispatch(request, path);
+        error = undefined;
+      } catch (cause) {
+        response = undefined;
+        error = describeTransportError(cause);
+        break;
+      }
+      if (response.status !== 429) break;
+      const retryAfterMs = parseRetryAfter(response.headers["retry-after"]);
+      if (retryAfterMs === undefined) break;
+      // Whatever the method, no new request goes out before the server said it may.
+      if (!spec.unthrottled) this.#bucket.pauseFor(retryAfterMs);
+      if (!retriable || attempts > this.#maxRetries || retryAfterMs > this.#maxRetryWaitMs) break;
+      this.#onBackoff?.(retryAfterMs);
+    }
+    const exchange: Exchange = {
+      seq: this.#exchanges.length + 1,
+      checkId,
+      request,
+      response,
+      error,
+      attempts,
+      durationMs: performance.now() - started,
+    };
+    this.#exchanges.push(exchange);
+    return exchange;
+  }
+
+  async close(): Promise<void> {
+    await this.#agent.close();
+  }
+
+  async #dispatch(request: RecordedRequest, path: string): Promise<RecordedResponse> {
+    const result = await this.#agent.request({
+      origin: this.#origin,
+      path,
+      method: request.method as "GET",
+      headers: request.headers,
+      body: request.body ?? null,
+      // A check may send a malformed body on purpose; never let undici retry or pipeline it.
+      idempotent: false,
+    });
+    const text = request.method === "HEAD" ? await drainHead(result.body) : await result.body.text();
+    return { status: result.statusCode, headers: flattenHeaders(result.headers), text };
+  }
+}
+
+const encoder = new TextEncoder();
+function encode(text: string): Uint8Array {
+  return encoder.encode(text);
+}
+
+async function drainHead(body: { text(): Promise<string> }): Promise<string> {
+  // undici ignores any body after HEAD; read to release the socket.
+  return body.text();
+}
+
+function flattenHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) continue;
+    out[name.toLowerCase()] = Array.isArray(value) ? value.join(", ") : value;
+  }
+  return out;
+}
+
+/**
+ * `Retry-After` as milliseconds: delay-seconds or an HTTP date (RFC 9110 §10.2.3).
+ * @example parseRetryAfter("2"); // 2000
+ */
+export function parseRetryAfter(value: string | undefined, now: number = Date.now()): number | undefined {
+  if (value === undefined) return undefined;
+  const trimmed = value.trim();
+  if (/^[0-9]+$/.test(trimmed)) return Number(trimmed) * 1000;
+  const date = Date.parse(trimmed);
+  if (Number.isNaN(date)) return undefined;
+  return Math.max(0, date - now);
+}
+
+function describeTransportError(cause: unknown): string {
+  if (cause instanceof Error) {
+    const code = (cause as { code?: unknown }).code;
+    const inner = (cause as { cause?: unknown }).cause;
+    const innerText = inner instanceof Error ? `: ${inner.message}` : "";
+    return `${typeof code === "string" ? code + " " : ""}${cause.message}${innerText}`;
+  }
+  return String(cause);
+}

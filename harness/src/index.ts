@@ -1,0 +1,36 @@
+/**
+ * @partner-yield/harness: the conformance runner and the auditors' property suite, as a library.
+ * The CLI (`partner-yield-conformance`) is a thin layer over these.
+ * @module
+ */
+export { CheckContext, CheckFailure, CheckSkipped } from "./checks/context.js";
+export { CHECKS, checkById } from "./checks/registry.js";
+export type {
+  Category,
+  CheckDefinition,
+  CheckResult,
+  CheckStatus,
+  Level,
+  PlanOptions,
+} from "./checks/types.js";
+export { ConfigError, DEFAULTS, ENV } from "./config.js";
+export {
+  type DemoCredentials,
+  type EmbeddedOptions,
+  type EmbeddedTarget,
+  embeddedSettings,
+  startEmbeddedTarget,
+} from "./embedded.js";
+export { FAULTS, type Fault } from "./faults/faults.js";
+export { startFaultyTarget } from "./faults/server.js";
+export { type Exchange, HttpClient, type RequestSpec } from "./http/client.js";
+export { toCurl } from "./http/curl.js";
+export { main } from "./main.js";
+export { PROPERTIES, type PropertyDefinition } from "./properties/registry.js";
+export { type PropertyReport, type PropertyResult, runProperties } from "./properties/run.js";
+export { Redactor } from "./redact.js";
+export { toJson } from "./reporters/json.js";
+export { toJUnit } from "./reporters/junit.js";
+export { type Plan, planRun, type RunReport, type RunSettings, runConformance } from "./runner.js";
+export { defaultBurst, TokenBucket } from "./throttle.js";
+export { VERSION } from "./version.js";

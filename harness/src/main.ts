@@ -1,0 +1,413 @@
+/**
+ * The `partner-yield-conformance` command line: `run`, `list`, `properties`. Exit codes: 0 every
+ * check passed, 1 a check (or property) failed, 2 bad configuration or an unreachable target.
+ * @module
+ */
+import { writeFileSync } from "node:fs";
+import { type ParseArgsConfig, parseArgs } from "node:util";
+import { CHECKS } from "./checks/registry.js";
+import { costOf, LEVELS } from "./checks/types.js";
+import {
+  ConfigError,
+  DEFAULTS,
+  ENV,
+  parseBaseUrl,
+  parseIntegerOption,
+  parseLevel,
+  parseOnly,
+  randomSeed,
+} from "./config.js";
+import { embeddedSettings, startEmbeddedTarget } from "./embedded.js";
+import { PROPERTIES } from "./properties/registry.js";
+import { runProperties } from "./properties/run.js";
+import { ConsoleReporter, type TextStream } from "./reporters/console.js";
+import { toJson } from "./reporters/json.js";
+import { toJUnit } from "./reporters/junit.js";
+import { type RunReport, type RunSettings, redactorFor, runConformance } from "./runner.js";
+import { defaultBurst } from "./throttle.js";
+import { VERSION } from "./version.js";
+
+export interface Io {
+  readonly stdout: TextStream;
+  readonly stderr: TextStream;
+  readonly env: NodeJS.ProcessEnv;
+}
+
+const BIN = "partner-yield-conformance";
+
+const MAIN_HELP = `${BIN} ${VERSION}: does a deployment honour the partner interface?
+
+Usage:
+  ${BIN} run [options]         run the conformance checks against a target
+  ${BIN} list [options]        print every check: ID, level, cost, source, title
+  ${BIN} properties [options]  run the yield-math properties (CONTRACT §2) against the core
+  ${BIN} <command> --help      options of a command
+
+Exit codes: 0 passed, 1 a check or property failed, 2 bad configuration or unreachable target.
+`;
+
+const RUN_HELP = `Usage: ${BIN} run [--base-url URL] [options]
+
+Runs every check of the level against a target and reports each one (✔ passed, ✖ failed,
+⚠ skipped). Without --base-url, starts the embedded sandbox server (fixtures and demo
+credentials) on 127.0.0.1 and an ephemeral port, and runs against it.
+
+Target and credentials (secrets from the environment; flags work too, and are redacted in reports):
+  --base-url URL            target, e.g. https://sandbox.example.com        [$${ENV.baseUrl}]
+  --api-key KEY             the partner's API key                            [$${ENV.apiKey}]
+  --signing-secret SECRET   the event signing secret (events checks)         [$${ENV.signingSecret}]
+  --other-env-api-key KEY   a key of the other environment (AUTH-03)        [$${ENV.otherEnvApiKey}]
+  --foreign-slug SLUG       a product slug of ANOTHER partner (PRD-07)
+  --wallet ADDRESS          a wallet holding a position (POS-06)
+  Checks whose input is absent are reported as skipped (⚠), never as passed.
+
+What to check:
+  --level spec|reference    spec: only what interface.md states (plus "no 5xx");
+                            reference: also the CONTRACT decisions (default)
+  --only IDS                comma-separated check IDs or prefixes: --only EVT-03,AUTH
+  --seed N                  seed of every random choice (amounts, wallets); printed in every report
+  --yield-samples N         amounts sent by YLD-02 and YLD-03 (default ${DEFAULTS.yieldSamples})
+  --product-sample N        products read one by one, at most (default ${DEFAULTS.productSample})
+  --concurrency N           identical events sent at once by EVT-19 (default ${DEFAULTS.concurrentDuplicates})
+  --rate-limit-probe        opt-in RL-03: spend the quota until a 429 and check Retry-After
+  --probe-budget N          most requests RL-03 may spend (default ${DEFAULTS.probeBudget}; embedded: quota + 1)
+
+Throttling:
+  --rpm N                   client-side token bucket, requests a minute (default ${DEFAULTS.rpm}; embedded ${DEFAULTS.embeddedRpm})
+  --burst N                 bucket size (default rpm / 10)
+  --max-requests N          refuse to start a plan that could send more than N requests
+  --timeout MS              per-request timeout (default ${DEFAULTS.timeoutMs})
+
+Reports:
+  --junit FILE              JUnit XML (one testsuite per category)
+  --json FILE               the whole run as JSON
+
+Exit codes: 0 every check passed (skips and warnings allowed), 1 a check failed,
+2 bad configuration or unreachable target.
+`;
+
+const LIST_HELP = `Usage: ${BIN} list [--level spec|reference] [--json]
+
+Prints every check: ID, level, request cost, source section and title. With --level, only the
+checks that run at that level. With --json, machine-readable.
+`;
+
+const PROPERTIES_HELP = `Usage: ${BIN} properties [--runs N] [--seed N] [--path P] [--only IDS] [--json FILE]
+
+Runs the fast-check properties of CONTRACT §2 against the core's yield math, printing each
+property, its run count and its result. A failure prints the counterexample with its seed and
+path; pass both back to replay exactly that case:
+
+  ${BIN} properties --only P-07 --seed 1234 --path "3:1:0"
+
+  --runs N      runs per property (default 1000)
+  --seed N      seed (default: random, printed)
+  --path P      replay path of a counterexample (needs --seed and one property in --only)
+  --only IDS    comma-separated property IDs (P-01,P-07) or the prefix P
+  --json FILE   the results as JSON
+`;
+
+/** Runs the CLI; resolves with the exit code. */
+export async function main(argv: readonly string[], io: Io = processIo()): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case undefined:
+      case "help":
+      case "--help":
+      case "-h":
+        io.stdout.write(MAIN_HELP);
+        return command === undefined ? 2 : 0;
+      case "--version":
+      case "-v":
+        io.stdout.write(`${VERSION}\n`);
+        return 0;
+      case "run":
+        return await runCommand(rest, io);
+      case "list":
+        return listCommand(rest, io);
+      case "properties":
+        return propertiesCommand(rest, io);
+      default:
+        throw new ConfigError(`unknown command ${JSON.stringify(command)}; try \`${BIN} --help\``);
+    }
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      io.stderr.write(`${BIN}: ${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
+}
+
+function processIo(): Io {
+  return { stdout: process.stdout, stderr: process.stderr, env: process.env };
+}
+
+type OptionsConfig = NonNullable<ParseArgsConfig["options"]>;
+
+/** parseArgs with its errors turned into usage errors (exit 2). */
+function parse<const O extends OptionsConfig>(args: readonly string[], options: O) {
+  try {
+    return parseArgs({ args: [...args], options, strict: true, allowPositionals: false });
+  } catch (error) {
+    throw new ConfigError(
+      `${(error as Error).message.replace(/\. To specify a positional.*$/s, "")}; see --help`,
+    );
+  }
+}
+
+const RUN_OPTIONS = {
+  help: { type: "boolean", short: "h" },
+  "base-url": { type: "string" },
+  "api-key": { type: "string" },
+  "signing-secret": { type: "string" },
+  "other-env-api-key": { type: "string" },
+  "foreign-slug": { type: "string" },
+  wallet: { type: "string" },
+  level: { type: "string" },
+  only: { type: "string" },
+  seed: { type: "string" },
+  "yield-samples": { type: "string" },
+  "product-sample": { type: "string" },
+  concurrency: { type: "string" },
+  "rate-limit-probe": { type: "boolean" },
+  "probe-budget": { type: "string" },
+  rpm: { type: "string" },
+  burst: { type: "string" },
+  "max-requests": { type: "string" },
+  timeout: { type: "string" },
+  junit: { type: "string" },
+  json: { type: "string" },
+} as const;
+
+async function runCommand(args: readonly string[], io: Io): Promise<number> {
+  const { values: v } = parse(args, RUN_OPTIONS);
+  if (v.help) {
+    io.stdout.write(RUN_HELP);
+    return 0;
+  }
+  const int = (name: keyof typeof v, min: number, max?: number): number | undefined => {
+    const raw = v[name];
+    return typeof raw === "string" ? parseIntegerOption(name, raw, min, max) : undefined;
+  };
+  const baseUrlText = v["base-url"] ?? nonEmpty(io.env[ENV.baseUrl]);
+  const baseUrl = baseUrlText === undefined ? undefined : parseBaseUrl(baseUrlText);
+  const level = v.level === undefined ? DEFAULTS.level : parseLevel(v.level);
+  const only = v.only === undefined ? undefined : parseOnly(v.only);
+  const seed = int("seed", 0, 0x7fffffff) ?? randomSeed();
+  const rpmFlag = int("rpm", 1, 100_000);
+  const burstFlag = int("burst", 1, 100_000);
+  const maxRequests = int("max-requests", 1);
+  const yieldSamples = int("yield-samples", 2, 1000) ?? DEFAULTS.yieldSamples;
+  const productSample = int("product-sample", 1, 1000) ?? DEFAULTS.productSample;
+  const concurrency = int("concurrency", 2, 100) ?? DEFAULTS.concurrentDuplicates;
+  const probeBudgetFlag = int("probe-budget", 2, 100_000);
+  const timeoutMs = int("timeout", 100, 600_000) ?? DEFAULTS.timeoutMs;
+  const wallet = v.wallet;
+  if (wallet !== undefined && !/^0x[0-9a-fA-F]{40}$/.test(wallet)) {
+    throw new ConfigError(`--wallet must be 0x followed by 40 hex digits, got ${JSON.stringify(wallet)}`);
+  }
+
+  let embedded: Awaited<ReturnType<typeof startEmbeddedTarget>> | undefined;
+  let settings: RunSettings;
+  const plan = (probeBudget: number) => ({
+    yieldSamples,
+    productSample,
+    concurrentDuplicates: concurrency,
+    probeBudget,
+  });
+  if (baseUrl === undefined) {
+    for (const flag of ["api-key", "signing-secret", "other-env-api-key"] as const) {
+      if (v[flag] !== undefined)
+        throw new ConfigError(`--${flag} needs --base-url (the embedded server uses the demo credentials)`);
+    }
+    embedded = await startEmbeddedTarget();
+    const rpm = rpmFlag ?? DEFAULTS.embeddedRpm;
+    settings = embeddedSettings(embedded, {
+      foreignSlug: v["foreign-slug"] ?? embedded.foreignSlug,
+      wallet: wallet ?? embedded.wallet,
+      level,
+      seed,
+      rpm,
+      burst: burstFlag ?? defaultBurst(rpm),
+      maxRequests,
+      only,
+      rateLimitProbe: v["rate-limit-probe"] === true,
+      plan: plan(probeBudgetFlag ?? embedded.quota + 1),
+      timeoutMs,
+    });
+  } else {
+    const apiKey = v["api-key"] ?? nonEmpty(io.env[ENV.apiKey]);
+    if (apiKey === undefined) {
+      throw new ConfigError(`no API key: set ${ENV.apiKey} (or pass --api-key) for ${baseUrl}`);
+    }
+    const rpm = rpmFlag ?? DEFAULTS.rpm;
+    settings = {
+      baseUrl,
+      embedded: false,
+      apiKey,
+      signingSecret: v["signing-secret"] ?? nonEmpty(io.env[ENV.signingSecret]),
+      otherEnvApiKey: v["other-env-api-key"] ?? nonEmpty(io.env[ENV.otherEnvApiKey]),
+      foreignSlug: v["foreign-slug"],
+      wallet,
+      level,
+      seed,
+      rpm,
+      burst: burstFlag ?? defaultBurst(rpm),
+      maxRequests,
+      only,
+      rateLimitProbe: v["rate-limit-probe"] === true,
+      plan: plan(probeBudgetFlag ?? DEFAULTS.probeBudget),
+      timeoutMs,
+    };
+  }
+
+  try {
+    const redactor = redactorFor(settings);
+    const reporter = new ConsoleReporter(io.stdout, io.stderr, redactor);
+    const report = await runConformance(settings, {
+      onPlan: (p, s) => reporter.plan(p, s, VERSION),
+      onCheckStart: (check, i, total) => reporter.checkStarted(check, i, total),
+      onResult: (result) => reporter.result(result),
+      onSend: (spent) => reporter.requestSent(spent),
+      onBackoff: (ms) => reporter.backoff(ms),
+    });
+    reporter.summary(report, rerunCommand(report, settings));
+    writeReports(report, v.junit, v.json, redactor, io);
+    return report.exitCode;
+  } finally {
+    await embedded?.close();
+  }
+}
+
+function writeReports(
+  report: RunReport,
+  junit: string | undefined,
+  json: string | undefined,
+  redactor: ReturnType<typeof redactorFor>,
+  io: Io,
+): void {
+  const files: Array<[string | undefined, () => string, string]> = [
+    [junit, () => toJUnit(report, redactor), "JUnit"],
+    [json, () => toJson(report, redactor), "JSON"],
+  ];
+  for (const [file, render, kind] of files) {
+    if (file === undefined) continue;
+    try {
+      writeFileSync(file, render());
+    } catch (error) {
+      throw new ConfigError(`cannot write the ${kind} report to ${file}: ${(error as Error).message}`);
+    }
+    io.stdout.write(`${kind} report written to ${file}\n`);
+  }
+}
+
+/** The command that replays the failed checks with the same seed. */
+function rerunCommand(report: RunReport, settings: RunSettings): string | undefined {
+  const failed = report.results.filter((r) => r.status === "failed").map((r) => r.id);
+  if (failed.length === 0) return undefined;
+  const parts = [BIN, "run", "--seed", String(report.seed), "--only", failed.join(",")];
+  if (!settings.embedded) parts.push("--base-url", settings.baseUrl);
+  if (settings.level !== "reference") parts.push("--level", settings.level);
+  return parts.join(" ");
+}
+
+function listCommand(args: readonly string[], io: Io): number {
+  const { values: v } = parse(args, {
+    help: { type: "boolean", short: "h" },
+    level: { type: "string" },
+    json: { type: "boolean" },
+  } as const);
+  if (v.help) {
+    io.stdout.write(LIST_HELP);
+    return 0;
+  }
+  const level = v.level === undefined ? undefined : parseLevel(v.level);
+  const checks = CHECKS.filter((c) => level === undefined || level === "reference" || c.level === "spec");
+  const defaults = {
+    yieldSamples: DEFAULTS.yieldSamples,
+    productSample: DEFAULTS.productSample,
+    concurrentDuplicates: DEFAULTS.concurrentDuplicates,
+    probeBudget: DEFAULTS.probeBudget,
+  };
+  if (v.json) {
+    const rows = checks.map((c) => ({
+      id: c.id,
+      title: c.title,
+      category: c.category,
+      level: c.level,
+      cost: costOf(c, defaults),
+      source: c.source,
+      reference: c.reference ?? null,
+      needs: c.needs ?? [],
+    }));
+    io.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+    return 0;
+  }
+  const width = Math.max(...checks.map((c) => c.source.length)) + 2;
+  io.stdout.write(
+    `${"ID".padEnd(8)}${"level".padEnd(11)}${"cost".padStart(4)}  ${"source".padEnd(width)}title\n`,
+  );
+  for (const c of checks) {
+    const cost = String(costOf(c, defaults)).padStart(4);
+    io.stdout.write(`${c.id.padEnd(8)}${c.level.padEnd(11)}${cost}  ${c.source.padEnd(width)}${c.title}\n`);
+  }
+  const optIn = checks.filter((c) => c.needs?.includes("rateLimitProbe"));
+  const total = checks.filter((c) => !optIn.includes(c)).reduce((n, c) => n + costOf(c, defaults), 1);
+  io.stdout.write(
+    `\n${checks.length} checks${level ? ` at level ${level}` : ` (${LEVELS.join(", ")})`}; ` +
+      `a full run sends at most ${total} requests with the defaults, discovery included` +
+      `${optIn.length > 0 ? `, plus up to ${optIn.reduce((n, c) => n + costOf(c, defaults), 0)} with --rate-limit-probe` : ""}\n`,
+  );
+  return 0;
+}
+
+function propertiesCommand(args: readonly string[], io: Io): number {
+  const { values: v } = parse(args, {
+    help: { type: "boolean", short: "h" },
+    runs: { type: "string" },
+    seed: { type: "string" },
+    path: { type: "string" },
+    only: { type: "string" },
+    json: { type: "string" },
+  } as const);
+  if (v.help) {
+    io.stdout.write(PROPERTIES_HELP);
+    return 0;
+  }
+  const runs = v.runs === undefined ? 1000 : parseIntegerOption("runs", v.runs, 1, 10_000_000);
+  const seed =
+    v.seed === undefined ? randomSeed() : parseIntegerOption("seed", v.seed, -0x80000000, 0x7fffffff);
+  const only = v.only === undefined ? undefined : parseOnly(v.only);
+  const selected = PROPERTIES.filter((p) => only === undefined || only.some((o) => o === p.id || o === "P"));
+  if (only !== undefined) {
+    const unknown = only.filter((o) => o !== "P" && !PROPERTIES.some((p) => p.id === o));
+    if (unknown.length > 0)
+      throw new ConfigError(
+        `--only: no property ${unknown.join(", ")} (IDs are P-01 … P-${String(PROPERTIES.length).padStart(2, "0")})`,
+      );
+  }
+  if (v.path !== undefined) {
+    if (v.seed === undefined) throw new ConfigError("--path replays a counterexample only with its --seed");
+    if (selected.length !== 1)
+      throw new ConfigError("--path belongs to one property: pass it with --only P-xx");
+    if (!/^[0-9]+(:[0-9]+)*$/.test(v.path))
+      throw new ConfigError(`--path looks like 3:1:0, got ${JSON.stringify(v.path)}`);
+  }
+  const report = runProperties(selected, { runs, seed, path: v.path }, (line) =>
+    io.stdout.write(`${line}\n`),
+  );
+  if (v.json !== undefined) {
+    try {
+      writeFileSync(v.json, `${JSON.stringify(report, null, 2)}\n`);
+    } catch (error) {
+      throw new ConfigError(`cannot write ${v.json}: ${(error as Error).message}`);
+    }
+  }
+  return report.failed > 0 ? 1 : 0;
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value === "" ? undefined : value;
+}
