@@ -144,7 +144,10 @@ export function createPartnerApi(options: PartnerApiOptions): PartnerApi {
       ...ctx.rateHeaders,
       ...extra,
     };
-    return { status, headers, body: ctx.head ? null : body };
+    if (!ctx.head) return { status, headers, body };
+    // HEAD is GET without the body (CONTRACT §9): same headers, so the length GET would send.
+    headers["content-length"] = String(encoder.encode(body).byteLength);
+    return { status, headers, body: null };
   }
 
   function errorResponse(ctx: Context, error: ApiError): PlainResponse {

@@ -175,6 +175,8 @@ export function runApiSuite(name: string, mount: Mount): void {
         assert.equal(res.text, "");
         assert.match(res.headers["content-type"] ?? "", /^application\/json/);
         assert.ok(res.headers["ratelimit"]);
+        const get = await t.get(`${P}/products`);
+        assert.equal(res.headers["content-length"], String(new TextEncoder().encode(get.text).byteLength));
       });
       test("every response carries the common headers (CONTRACT §9)", async () => {
         for (const res of [await t.get(`${P}/products`), await t.get(`${P}/nope`, null)]) {
