@@ -11,6 +11,7 @@ import { canonicalJson, MAX_JSON_DEPTH } from "./canonical-json.js";
 import { formatUnits, parseAmount } from "./decimal.js";
 import { ApiError, problemBody } from "./errors.js";
 import { type EventStore, MemoryEventStore } from "./event-store.js";
+import { findInexactNumber, MAX_EXACT_SIGNIFICANT_DIGITS } from "./exact-numbers.js";
 import type { PartnerApiHandler, PlainRequest, PlainResponse } from "./http-types.js";
 import { buildOpenApiDocument } from "./openapi.js";
 import type { Partner } from "./partner-store.js";
@@ -161,14 +162,15 @@ export function createPartnerApi(options: PartnerApiOptions): PartnerApi {
     const authKey = address === undefined ? undefined : `auth:${address}`;
     if (authKey !== undefined) {
       const blocked = await limiter.peek(authKey, failedAuthLimit, WINDOW_MS);
-      if (!blocked.allowed) {
-        throw new ApiError("rate_limited", "too many failed authentication attempts from this address", {
-          headers: { "retry-after": String(blocked.retryAfterSeconds) },
-        });
-      }
+      if (!blocked.allowed) throw failedAuthLimited(blocked.retryAfterSeconds);
     }
+    // Counting a failure is one atomic step of the limiter: a failure past the limit is answered 429
+    // even when concurrent guesses all passed the peek above (a shared limiter such as Redis).
     const fail = async (error: ApiError): Promise<never> => {
-      if (authKey !== undefined) await limiter.hit(authKey, failedAuthLimit, WINDOW_MS);
+      if (authKey !== undefined) {
+        const counted = await limiter.hit(authKey, failedAuthLimit, WINDOW_MS);
+        if (!counted.allowed) throw failedAuthLimited(counted.retryAfterSeconds);
+      }
       throw error;
     };
     const key = req.headers["x-api-key"];
@@ -332,7 +334,14 @@ export function createPartnerApi(options: PartnerApiOptions): PartnerApi {
         errors: [{ pointer: "/body/data", detail: `nesting deeper than ${MAX_JSON_DEPTH} levels` }],
       });
     }
+    const inexact = findInexactNumber(text);
+    if (inexact !== undefined) {
+      const detail = `the number ${inexact.slice(0, 40)} cannot be held exactly (at most ${MAX_EXACT_SIGNIFICANT_DIGITS} significant digits, or a safe integer); send amounts and large integers as strings`;
+      throw new ApiError("invalid_event", detail, { errors: [{ pointer: "/body", detail }] });
+    }
     const event = result.data;
+    // zod rebuilds objects and drops keys such as "__proto__"; store `data` exactly as parsed.
+    const data = (parsed as { data: Record<string, unknown> }).data;
     const headerType = req.headers["x-partner-event"];
     if (headerType !== event.event_type) {
       throw new ApiError(
@@ -349,7 +358,7 @@ export function createPartnerApi(options: PartnerApiOptions): PartnerApi {
       fingerprint: toHex(sha256(encoder.encode(canonical))),
       eventType: event.event_type,
       occurredAt: event.occurred_at,
-      data: event.data,
+      data,
       rawBody: text,
       receivedAt: Date.now(),
     });
@@ -514,19 +523,29 @@ async function readBody(req: PlainRequest, limit: number): Promise<Uint8Array> {
   }
 }
 
+function failedAuthLimited(retryAfterSeconds: number): ApiError {
+  return new ApiError("rate_limited", "too many failed authentication attempts from this address", {
+    headers: { "retry-after": String(retryAfterSeconds) },
+  });
+}
+
 function tooLarge(limit: number): ApiError {
   return new ApiError("payload_too_large", `the request body exceeds the limit of ${limit} bytes`);
 }
 
-/** Query parameters by name; values percent-decoded with `+` as space (form encoding). */
+/**
+ * Query parameters by (decoded) name, values still raw: only the parameters a route reads are
+ * decoded, so a malformed unknown parameter is ignored like any unknown one (CONTRACT §3).
+ */
 function parseQuery(query: string | undefined): Map<string, string[]> {
   const params = new Map<string, string[]>();
   if (query === undefined || query === "") return params;
   for (const part of query.split("&")) {
     if (part === "") continue;
     const eq = part.indexOf("=");
-    const name = decodeComponent(eq === -1 ? part : part.slice(0, eq), "a parameter name");
-    const value = decodeComponent(eq === -1 ? "" : part.slice(eq + 1), name);
+    const name = decodeComponent(eq === -1 ? part : part.slice(0, eq));
+    if (name === undefined) continue; // an undecodable name is no parameter we read
+    const value = eq === -1 ? "" : part.slice(eq + 1);
     const list = params.get(name);
     if (list === undefined) params.set(name, [value]);
     else list.push(value);
@@ -534,11 +553,12 @@ function parseQuery(query: string | undefined): Map<string, string[]> {
   return params;
 }
 
-function decodeComponent(text: string, what: string): string {
+/** Percent-decoding with `+` as space (form encoding); undefined when malformed. */
+function decodeComponent(text: string): string | undefined {
   try {
     return decodeURIComponent(text.replaceAll("+", " "));
   } catch {
-    throw new ApiError("invalid_parameter", `the query string has a malformed percent-encoding in ${what}`);
+    return undefined;
   }
 }
 
@@ -548,7 +568,10 @@ function singleParam(params: Map<string, string[]>, name: string): string | unde
   if (values === undefined) return undefined;
   if (values.length > 1)
     throw fieldError("invalid_parameter", name, `${name} is given ${values.length} times; give it once`);
-  return values[0];
+  const value = decodeComponent(values[0]!);
+  if (value === undefined)
+    throw fieldError("invalid_parameter", name, `${name} has a malformed percent-encoding`);
+  return value;
 }
 
 function fieldError(

@@ -20,6 +20,7 @@ export const ERRORS = {
   product_not_found: { status: 404, title: "Product not found" },
   not_found: { status: 404, title: "Not found" },
   method_not_allowed: { status: 405, title: "Method not allowed" },
+  request_timeout: { status: 408, title: "Request timeout" },
   product_not_active: { status: 409, title: "Product not active" },
   metrics_unavailable: { status: 409, title: "Metrics unavailable" },
   idempotency_in_progress: { status: 409, title: "Idempotency key in progress" },
@@ -27,6 +28,7 @@ export const ERRORS = {
   unsupported_media_type: { status: 415, title: "Unsupported media type" },
   idempotency_key_reused: { status: 422, title: "Idempotency key reused" },
   rate_limited: { status: 429, title: "Too many requests" },
+  headers_too_large: { status: 431, title: "Request header fields too large" },
   internal_error: { status: 500, title: "Internal error" },
   service_unavailable: { status: 503, title: "Service unavailable" },
 } as const satisfies Record<string, { status: number; title: string }>;

@@ -6,7 +6,11 @@ import { BodyTooLargeError } from "./body.js";
 import type { PartnerApiHandler } from "./http-types.js";
 
 export interface FetchHandlerOptions {
-  /** Reads the client address from the request (e.g. a `CF-Connecting-IP` header); default none. */
+  /**
+   * Reads the client address from the request (e.g. `CF-Connecting-IP` on Workers, or
+   * `info.remoteAddr` captured by `Deno.serve`). Without it the failed-authentication limit per
+   * address (CONTRACT §4) cannot apply: give one in production.
+   */
   readonly clientAddress?: (request: Request) => string | undefined;
 }
 

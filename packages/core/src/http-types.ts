@@ -20,7 +20,10 @@ export interface PlainRequest {
    * (CONTRACT §5 order of checks), with the body limit. Absent means an empty body.
    */
   readonly body?: Uint8Array | BodyReader | undefined;
-  /** The client's network address, for the failed-authentication limit (CONTRACT §4). */
+  /**
+   * The client's network address, for the failed-authentication limit (CONTRACT §4). Without it
+   * that limit is off for the request: adapters should always supply one.
+   */
   readonly clientAddress?: string | undefined;
   /** A request id already chosen by the adapter (e.g. a sane incoming `X-Request-Id`). */
   readonly requestId?: string | undefined;

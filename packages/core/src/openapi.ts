@@ -97,6 +97,7 @@ const WHEN: Readonly<Record<ErrorCode, string>> = {
   product_not_found: "no product of the calling partner has this slug",
   not_found: "no such endpoint",
   method_not_allowed: "the path exists but not with this method; see Allow",
+  request_timeout: "the request (headers or body) was not received within the server's timeout",
   product_not_active: "the product is paused or deprecated; yield is quoted for active products only",
   metrics_unavailable: "the product has no metrics yet",
   idempotency_in_progress:
@@ -106,6 +107,7 @@ const WHEN: Readonly<Record<ErrorCode, string>> = {
   idempotency_key_reused: "the Idempotency-Key was used before for a different event",
   rate_limited:
     "the partner's rolling-minute quota is used up, or too many failed authentications came from this address",
+  headers_too_large: "the request headers exceed the server's limit",
   internal_error: "an unexpected error (no details are given)",
   service_unavailable: "a backing store is unavailable; retry after Retry-After",
 };
@@ -432,6 +434,8 @@ const INFO_DESCRIPTION = [
   "- **Routing comes first**: an unknown path is `404 not_found` and a known path with another method is",
   "  `405 method_not_allowed` with `Allow`, both before authentication (see `components.responses`).",
   "  `HEAD` is answered as `GET` without a body wherever `GET` is allowed.",
+  "- **Transport**: a request whose headers or body do not arrive in time is `408 request_timeout`;",
+  "  headers over the server's size limit are `431 headers_too_large` (see `components.responses`).",
   "- **Rate limits**: per partner and environment, an exact rolling 60-second window (production 1000,",
   "  sandbox 100 by default). Authenticated responses carry `RateLimit` and `RateLimit-Policy`; a 429",
   "  carries `Retry-After`. Failed authentications are limited per client address (30 a minute).",
@@ -585,6 +589,8 @@ export function buildOpenApiDocument(): Record<string, unknown> {
       responses: {
         NotFound: errorResponse(404, ["not_found"], false),
         MethodNotAllowed: errorResponse(405, ["method_not_allowed"], false),
+        RequestTimeout: errorResponse(408, ["request_timeout"], false),
+        HeadersTooLarge: errorResponse(431, ["headers_too_large"], false),
       },
       schemas: componentSchemas(),
     },

@@ -3,6 +3,7 @@
  * code and generate the OpenAPI document (CONTRACT §1, §5, §6, §8).
  */
 import { z } from "zod";
+import { isRfc3339DateTime } from "./date-time.js";
 import { CANONICAL_DECIMAL } from "./decimal.js";
 import { ERROR_CODES } from "./errors.js";
 
@@ -124,9 +125,14 @@ export const EventType = z.enum(EVENT_TYPES).meta({ id: "EventType" });
 export type EventType = z.infer<typeof EventType>;
 
 /** RFC 3339 date-time with an explicit offset (`Z` or `±hh:mm`), CONTRACT §5. */
-export const Rfc3339DateTime = z.iso
-  .datetime({ offset: true })
-  .meta({ description: "RFC 3339 date-time with offset", examples: ["2026-11-20T10:15:00Z"] });
+export const Rfc3339DateTime = z
+  .string()
+  .refine(isRfc3339DateTime, "must be an RFC 3339 date-time with an offset, e.g. 2026-11-20T10:15:00Z")
+  .meta({
+    format: "date-time",
+    description: "RFC 3339 date-time with offset",
+    examples: ["2026-11-20T10:15:00Z"],
+  });
 
 export const PartnerEvent = z
   .strictObject({

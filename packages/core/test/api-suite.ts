@@ -473,9 +473,19 @@ export function runApiSuite(name: string, mount: Mount): void {
           "invalid_parameter",
         );
       });
-      test("unknown query parameters are ignored", async () => {
+      test("unknown query parameters are ignored, even malformed ones", async () => {
         const res = await t.get(`${P}/products/usdc-base-prime/yield-calc?amount=10&foo=bar&foo=baz`);
         assert.equal(res.status, 200, res.text);
+        assert.equal(
+          (await t.get(`${P}/products/usdc-base-prime/yield-calc?foo=%zz&%zz=1&amount=1`)).status,
+          200,
+        );
+        const bad = expectProblem(
+          await t.get(`${P}/products/usdc-base-prime/yield-calc?amount=%zz`),
+          400,
+          "invalid_parameter",
+        );
+        assert.equal((bad["errors"] as { pointer: string }[])[0]?.pointer, "/query/amount");
       });
       test("paused and deprecated products → 409 product_not_active; no metrics → 409 metrics_unavailable", async () => {
         expectProblem(
@@ -700,6 +710,43 @@ export function runApiSuite(name: string, mount: Mount): void {
         let deep: unknown = {};
         for (let i = 0; i < 100; i++) deep = { d: deep };
         expectProblem(await t.postEvent(eventBody({ data: deep })), 400, "invalid_event");
+      });
+      test("numbers a JavaScript number cannot hold exactly → 400 invalid_event (no false duplicates)", async () => {
+        for (const raw of ["12345678901234567891", "1e400", "0.12345678901234567", "-1e-320"]) {
+          const body = `{"event_type":"partner.reconciliation.confirmed","occurred_at":"2026-11-20T10:15:00Z","data":{"amount":${raw}}}`;
+          const problem = expectProblem(await t.postEvent(body), 400, "invalid_event");
+          assert.match(String(problem["detail"]), /as strings/, raw);
+        }
+        for (const raw of ["9007199254740991", "0.1", "1e20", "-0.0", "123456789012345"]) {
+          const body = `{"event_type":"partner.reconciliation.confirmed","occurred_at":"2026-11-20T10:15:00Z","data":{"amount":${raw},"s":"12345678901234567891"}}`;
+          assert.equal((await t.postEvent(body)).status, 200, raw);
+        }
+      });
+      test("occurred_at is RFC 3339: lowercase t/z and a leap second are accepted, impossible dates are not", async () => {
+        for (const at of [
+          "2026-11-20t10:15:00z",
+          "2016-12-31T23:59:60Z",
+          "2026-11-20T10:15:00.123456+05:30",
+        ]) {
+          assert.equal((await t.postEvent(eventBody({ occurred_at: at }))).status, 200, at);
+        }
+        for (const at of [
+          "2026-02-29T10:15:00Z",
+          "2026-11-20T24:00:00Z",
+          "2026-11-20T10:15:00+24:00",
+          "2026-11-20 10:15:00Z",
+        ]) {
+          expectProblem(await t.postEvent(eventBody({ occurred_at: at })), 400, "invalid_event");
+        }
+      });
+      test("the event's data is stored exactly as parsed, __proto__ included", async () => {
+        const key = `proto-${crypto.randomUUID()}`;
+        const body =
+          '{"event_type":"partner.user.created","occurred_at":"2026-11-20T10:15:00Z","data":{"__proto__":{"x":1},"b":2}}';
+        assert.equal((await t.postEvent(body, { "idempotency-key": key })).status, 200);
+        const stored = await t.api.events.find(DEMO.partnerId, "sandbox", key);
+        assert.ok(stored !== undefined && Object.hasOwn(stored.data, "__proto__"));
+        assert.equal(stored.data["b"], 2);
       });
       test("X-Partner-Event must equal event_type → 400 event_type_mismatch", async () => {
         expectProblem(

@@ -143,7 +143,12 @@ describe("OpenAPI document", () => {
       }
       assert.deepEqual(codes.sort(), [...op.errors].sort(), `${op.method} ${op.path} error codes`);
     }
-    assert.deepEqual(Object.keys(doc.components.responses).sort(), ["MethodNotAllowed", "NotFound"]);
+    assert.deepEqual(Object.keys(doc.components.responses).sort(), [
+      "HeadersTooLarge",
+      "MethodNotAllowed",
+      "NotFound",
+      "RequestTimeout",
+    ]);
   });
 
   test("every error code of the core's table is documented, under its own status", () => {
@@ -162,6 +167,8 @@ describe("OpenAPI document", () => {
     }
     collect(doc.components.responses.NotFound, "404");
     collect(doc.components.responses.MethodNotAllowed, "405");
+    collect(doc.components.responses.RequestTimeout, "408");
+    collect(doc.components.responses.HeadersTooLarge, "431");
     assert.deepEqual([...documented].sort(), Object.keys(ERRORS).sort());
   });
 
