@@ -116,7 +116,7 @@ export const SERVE_FLAGS: readonly Flag[] = [
     env: "PARTNER_YIELD_LOG",
     value: "FORMAT",
     default: "json",
-    help: "request log on stdout: json | none",
+    help: "request log on stdout, unexpected errors on stderr: json | none",
   },
 ];
 

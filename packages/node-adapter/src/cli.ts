@@ -43,6 +43,7 @@ async function serve(config: ServeConfig): Promise<void> {
     data,
     bodyLimitBytes: config.bodyLimitBytes,
     rateLimitQuota: config.rateLimitQuota,
+    log: config.log,
   });
   let server: Awaited<ReturnType<typeof startServer>>;
   try {

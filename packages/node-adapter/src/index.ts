@@ -14,7 +14,14 @@ export {
 } from "./listener.js";
 export { DEFAULT_OPENAPI_PATH, openApiJson, writeOpenApiDocument } from "./openapi-file.js";
 export { type BodyState, createBodyReader, newBodyState } from "./request-body.js";
-export { logPath, type RequestLogEntry, type RequestLogOption } from "./request-log.js";
+export {
+  type ErrorLogEntry,
+  type LogEntry,
+  logPath,
+  type RequestLogEntry,
+  type RequestLogOption,
+} from "./request-log.js";
+export { splitTarget } from "./request-target.js";
 export {
   createNodePartnerApi,
   DEFAULT_TIMEOUTS,

@@ -1,14 +1,22 @@
 /**
  * The node:http request listener: reads what the core needs straight from `IncomingMessage`
  * (no Web `Request` is built), calls `handle()`, and writes the `PlainResponse` with one
- * `writeHead` and one `end`. Also answers `GET /healthz` and `GET /readyz` (no auth), logs one
- * JSON line per request, and counts requests in flight for graceful shutdown.
+ * `writeHead` and one `end`. Also answers `GET /healthz` and `GET /readyz` (no auth), refuses what
+ * node:http cannot parse (and `CONNECT`) with problem+json like the core's, logs one JSON line per
+ * request and one per unexpected error, and counts requests in flight for graceful shutdown.
  * @module
  */
 import { randomBytes } from "node:crypto";
-import { type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse, STATUS_CODES } from "node:http";
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
-import type { PartnerApiHandler, PlainResponse } from "@partner-yield/core";
+import { ApiError, type PartnerApiHandler, type PlainResponse } from "@partner-yield/core";
+import {
+  ANY_ROUTE_METHODS,
+  clientErrorProblem,
+  internalError,
+  problemResponse,
+  rawResponse,
+} from "./refusal.js";
 import {
   type BodyState,
   createBodyReader,
@@ -17,7 +25,14 @@ import {
   newBodyState,
   truncateBody,
 } from "./request-body.js";
-import { logPath, type RequestLogEntry, type RequestLogOption, resolveRequestLog } from "./request-log.js";
+import {
+  logPath,
+  type RequestLogEntry,
+  type RequestLogOption,
+  resolveErrorLog,
+  resolveRequestLog,
+} from "./request-log.js";
+import { splitTarget } from "./request-target.js";
 
 export interface ListenerOptions {
   /**
@@ -26,7 +41,10 @@ export interface ListenerOptions {
    * connection after the response instead of being read. Default 65536.
    */
   readonly drainLimitBytes?: number | undefined;
-  /** Request log: `"json"` lines on stdout (default), `"none"`, or a function. */
+  /**
+   * Request log: `"json"` lines on stdout (default), `"none"`, or a function. Errors of a handler
+   * that throws or rejects (answered 500) are logged too: on stderr, or to the function.
+   */
   readonly log?: RequestLogOption | undefined;
 }
 
@@ -39,12 +57,21 @@ export interface PartnerListener {
    */
   readonly checkContinue: (req: IncomingMessage, res: ServerResponse) => void;
   /**
-   * For `server.on("clientError", …)`: a body cut short by the client (fewer bytes than
-   * Content-Length, then end of stream) is answered `400 invalid_body` by the core; a protocol error
-   * after a request (e.g. more bytes than Content-Length) lets that request be answered, then
-   * closes the connection. Otherwise it does what node does by default: 400, 408 or 431, then close.
+   * For `server.on("clientError", …)`. While a request's body is arriving, a parse error (a body
+   * cut short by end of stream, a malformed chunk, a bad Transfer-Encoding) ends the body there, and
+   * the core answers `400 invalid_body` at once; the request timeout answers `408 request_timeout`.
+   * A parse error after a complete request (e.g. more bytes than Content-Length) lets that request
+   * be answered. Anything else (an unparsable request line or header, headers too large or too
+   * slow) is refused with a problem+json 400, 408 or 431 written to the socket. The connection
+   * closes in every case.
    */
   readonly clientError: (error: Error, socket: Duplex) => void;
+  /**
+   * For `server.on("connect", …)`: `CONNECT` is answered `405 method_not_allowed` (this server is
+   * not a proxy) with `Allow: GET, HEAD, POST`, and the connection closes. Without a listener,
+   * node:http would close the connection without an answer.
+   */
+  readonly connect: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
   /** Requests received whose response is not finished yet. */
   readonly inFlight: number;
   /** True after `drain()`. */
@@ -65,6 +92,8 @@ const OPS_HEADERS = {
   "cache-control": "no-store",
   "x-content-type-options": "nosniff",
 } as const;
+/** The code prefix of node's HTTP parser errors (llhttp), e.g. `HPE_INVALID_CHUNK_SIZE`. */
+const PARSE_ERROR = "HPE_";
 
 /**
  * Mounts `api.handle()` on node:http.
@@ -73,17 +102,21 @@ const OPS_HEADERS = {
  * const listener = createListener(api, { log: "none" });
  * const server = http.createServer({ headersTimeout: 10_000, requestTimeout: 30_000 }, listener);
  * server.on("checkContinue", listener.checkContinue).on("clientError", listener.clientError);
+ * server.on("connect", listener.connect);
  * server.listen(8787, "127.0.0.1");
  */
 export function createListener(api: ListenerTarget, options: ListenerOptions = {}): PartnerListener {
   const drainLimit = options.drainLimitBytes ?? 65_536;
   const log = resolveRequestLog(options.log);
+  const logError = resolveErrorLog(options.log);
   const nextOpsId = opsRequestIdGenerator();
   let inFlight = 0;
   let draining = false;
   let idleWaiters: (() => void)[] = [];
   /** The latest request on each connection, until it is done (for `clientError`). */
   const current = new WeakMap<Duplex, ActiveRequest>();
+  /** Connections whose parser failed during a request that is still answered (it closes them after). */
+  const failed = new WeakSet<Duplex>();
 
   function finished(): void {
     inFlight--;
@@ -102,78 +135,79 @@ export function createListener(api: ListenerTarget, options: ListenerOptions = {
     let pending = 2;
     let requestId = "";
     let status = 0;
-    const url = req.url ?? "/";
-    const q = url.indexOf("?");
-    const path = q === -1 ? url : url.slice(0, q);
+    let answered = false;
+    const { path, query } = splitTarget(req.url ?? "/");
     const method = req.method ?? "GET";
     const done = () => {
       if (--pending > 0) return;
       finished();
-      log?.(entry(method, path, res, status, requestId, started));
+      log?.(entry(method, path, !res.writableFinished, status, requestId, started));
     };
     res.once("close", done);
 
-    if (path === "/healthz" || path === "/readyz") {
-      requestId = incomingRequestId(req) ?? nextOpsId();
-      answerOps(req, res, path, method, requestId).then((written) => {
-        status = written;
-        done();
-      }, done);
-      return;
-    }
-
+    /** The one answer of this request: the first call writes (or, client gone, records) it. */
+    const answer = (plain: PlainResponse, close: boolean) => {
+      if (answered) return;
+      answered = true;
+      requestId = plain.headers["x-request-id"] ?? "";
+      status = plain.status;
+      write(res, method, plain, close);
+    };
     const state = newBodyState();
-    const active: ActiveRequest = { res, body: state, closeAfter: false };
+    const active: ActiveRequest = {
+      req,
+      res,
+      body: state,
+      closeAfter: false,
+      refuse: (error) => answer(problemResponse(error, incomingRequestId(req) ?? nextOpsId()), true),
+    };
     const socket = req.socket;
     current.set(socket, active);
     const release = () => {
       if (current.get(socket) === active) current.delete(socket);
       done();
     };
+
+    const ops = path === "/healthz" || path === "/readyz";
     let response: Promise<PlainResponse>;
     try {
-      response = api.handle({
-        method,
-        path,
-        query: q === -1 ? "" : url.slice(q + 1),
-        headers: plainHeaders(req),
-        body: hasBody(req) ? createBodyReader(req, state, deferContinue ? res : undefined) : undefined,
-        clientAddress: req.socket.remoteAddress,
-        requestId: incomingRequestId(req),
-      });
+      response = ops
+        ? answerOps(path, method, incomingRequestId(req) ?? nextOpsId())
+        : api.handle({
+            method,
+            path,
+            query,
+            headers: plainHeaders(req),
+            body: hasBody(req) ? createBodyReader(req, state, deferContinue ? res : undefined) : undefined,
+            clientAddress: req.socket.remoteAddress,
+            requestId: incomingRequestId(req),
+          });
     } catch (error) {
       response = Promise.reject(error);
     }
     response
       .then(
         (plain) => {
-          requestId = plain.headers["x-request-id"] ?? "";
-          status = plain.status;
-          const close = draining || active.closeAfter || mustClose(req, state, deferContinue, drainLimit);
-          write(res, method, plain, close);
+          const unread = ops
+            ? hasBody(req) && !req.complete
+            : mustClose(req, state, deferContinue, drainLimit);
+          answer(plain, draining || active.closeAfter || unread);
         },
-        () => {
-          requestId = incomingRequestId(req) ?? nextOpsId();
-          status = 500;
-          write(res, method, internalError(requestId), true);
+        (error: unknown) => {
+          const id = incomingRequestId(req) ?? nextOpsId();
+          logError?.(error, id);
+          answer(internalError(id), true);
         },
       )
       .then(release, release);
   }
 
-  async function answerOps(
-    req: IncomingMessage,
-    res: ServerResponse,
-    path: string,
-    method: string,
-    requestId: string,
-  ): Promise<number> {
-    const headers = { ...OPS_HEADERS, "x-request-id": requestId };
-    const close = draining || (hasBody(req) && !req.complete);
+  /** `/healthz` and `/readyz`; `HEAD` gets the headers of `GET`, Content-Length included. */
+  async function answerOps(path: string, method: string, requestId: string): Promise<PlainResponse> {
+    const headers: Record<string, string> = { ...OPS_HEADERS, "x-request-id": requestId };
     if (method !== "GET" && method !== "HEAD") {
       const body = '{"status":"method_not_allowed"}';
-      write(res, method, { status: 405, headers: { ...headers, allow: "GET, HEAD" }, body }, close);
-      return 405;
+      return { status: 405, headers: { ...headers, allow: "GET, HEAD" }, body };
     }
     let status = 200;
     let body = '{"status":"ok"}';
@@ -183,25 +217,57 @@ export function createListener(api: ListenerTarget, options: ListenerOptions = {
       status = ready ? 200 : 503;
       body = ready ? '{"status":"ready"}' : draining ? '{"status":"draining"}' : '{"status":"not_ready"}';
     }
-    write(res, method, { status, headers, body: method === "HEAD" ? null : body }, close);
-    return status;
+    if (method !== "HEAD") return { status, headers, body };
+    return { status, headers: { ...headers, "content-length": String(Buffer.byteLength(body)) }, body: null };
+  }
+
+  function clientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+    const active = current.get(socket);
+    if (active !== undefined && !active.res.headersSent) {
+      const bodyArriving = !active.req.complete;
+      if (error.code === "ERR_HTTP_REQUEST_TIMEOUT" && bodyArriving) {
+        // Answered here, not by the core (which would say 400): the handler still runs to its end,
+        // its reader rejected so it does not wait, and its answer is dropped.
+        active.refuse(new ApiError("request_timeout", "the request body was not received in time"));
+        truncateBody(active.body, "the request timed out");
+        return;
+      }
+      if (error.code?.startsWith(PARSE_ERROR) === true || error.code === "ERR_HTTP_REQUEST_TIMEOUT") {
+        // Node's parser delivers nothing more on this connection: end the body here (the core
+        // answers 400 invalid_body), or answer a complete request; then close.
+        if (bodyArriving) truncateBody(active.body, parserFault(error));
+        active.closeAfter = true;
+        failed.add(socket);
+        return;
+      }
+    }
+    // A failed parser reports its error again for every later packet; the request it followed is
+    // (being) answered with Connection: close, which a refusal written now would corrupt or cut.
+    if (failed.has(socket)) return;
+    refuseConnection(error, socket, active?.res.headersSent === true, nextOpsId());
+  }
+
+  function connect(req: IncomingMessage, socket: Duplex): void {
+    const started = performance.now();
+    const requestId = incomingRequestId(req) ?? nextOpsId();
+    const problem = new ApiError(
+      "method_not_allowed",
+      "CONNECT is not supported: this server is not a proxy",
+      {
+        headers: { allow: ANY_ROUTE_METHODS },
+      },
+    );
+    socket.on("error", () => undefined);
+    socket.resume();
+    socket.end(rawResponse(problemResponse(problem, requestId)), () => socket.destroy());
+    log?.(entry("CONNECT", req.url ?? "", false, problem.status, requestId, started));
   }
 
   const listener = ((req: IncomingMessage, res: ServerResponse) => serve(req, res, false)) as PartnerListener;
   Object.defineProperties(listener, {
     checkContinue: { value: (req: IncomingMessage, res: ServerResponse) => serve(req, res, true) },
-    clientError: {
-      value: (error: NodeJS.ErrnoException, socket: Duplex) => {
-        const active = current.get(socket);
-        // A parse error (HPE_*) after a request was received: that request can still be answered.
-        if (active !== undefined && !active.res.headersSent && error.code?.startsWith("HPE_") === true) {
-          if (error.code === "HPE_INVALID_EOF_STATE") truncateBody(active.body);
-          active.closeAfter = true;
-          return;
-        }
-        refuseConnection(error, socket, active?.res.headersSent === true);
-      },
-    },
+    clientError: { value: clientError },
+    connect: { value: connect },
     inFlight: { get: () => inFlight },
     draining: { get: () => draining },
     drain: {
@@ -232,26 +298,41 @@ export function createListener(api: ListenerTarget, options: ListenerOptions = {
 }
 
 interface ActiveRequest {
+  readonly req: IncomingMessage;
   readonly res: ServerResponse;
   readonly body: BodyState;
   /** A protocol error followed this request: answer it, then close the connection. */
   closeAfter: boolean;
+  /** Answers the request with this problem now (and closes the connection); the handler's answer is dropped. */
+  readonly refuse: (error: ApiError) => void;
 }
 
-/** What node does with a client error when nobody listens: a bare 400 / 408 / 413 / 431, then close. */
-function refuseConnection(error: NodeJS.ErrnoException, socket: Duplex, responseStarted: boolean): void {
+/**
+ * Answers a connection node:http gave up on (no request to answer through) with a complete
+ * problem+json response, as the core would answer (CONTRACT §6, §9), then closes it. When a
+ * response has already begun on it, the connection is only closed.
+ */
+function refuseConnection(
+  error: NodeJS.ErrnoException,
+  socket: Duplex,
+  responseStarted: boolean,
+  requestId: string,
+): void {
   if (socket.writable && !responseStarted) {
-    const status =
-      error.code === "HPE_HEADER_OVERFLOW"
-        ? 431
-        : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
-          ? 408
-          : error.code === "HPE_CHUNK_EXTENSIONS_OVERFLOW"
-            ? 413
-            : 400;
-    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\n\r\n`);
+    socket.write(rawResponse(problemResponse(clientErrorProblem(error), requestId)));
   }
   socket.destroy(error);
+}
+
+/**
+ * The parser's fixed description of what it refused (never the client's bytes), or undefined for
+ * an end of stream (the body is then described as short of its length, or of its last chunk).
+ */
+function parserFault(error: NodeJS.ErrnoException & { reason?: unknown }): string | undefined {
+  if (error.code === "HPE_INVALID_EOF_STATE") return undefined;
+  return typeof error.reason === "string" && error.reason !== ""
+    ? error.reason
+    : (error.code ?? "parse error");
 }
 
 /** node lower-cases header names and joins repeats with ", "; only set-cookie stays an array. */
@@ -286,7 +367,7 @@ function mustClose(
   return declared === undefined || declared > drainLimit;
 }
 
-/** One `writeHead`, one `end`; Content-Length set here. */
+/** One `writeHead`, one `end`; Content-Length set here (a HEAD answer brings its own). */
 function write(res: ServerResponse, method: string, plain: PlainResponse, close: boolean): void {
   if (res.headersSent || res.destroyed) return;
   const headers: OutgoingHttpHeaders = { ...plain.headers };
@@ -300,7 +381,7 @@ function write(res: ServerResponse, method: string, plain: PlainResponse, close:
     const fallback = internalError(plain.headers["x-request-id"] ?? "");
     res.writeHead(fallback.status, {
       ...fallback.headers,
-      "content-length": Buffer.byteLength(fallback.body!),
+      "content-length": Buffer.byteLength(fallback.body),
       connection: "close",
     });
     res.end(fallback.body);
@@ -309,32 +390,10 @@ function write(res: ServerResponse, method: string, plain: PlainResponse, close:
   res.end(plain.body ?? undefined);
 }
 
-function internalError(requestId: string): PlainResponse & { body: string } {
-  const body = JSON.stringify({
-    success: false,
-    type: "https://partner-yield.dev/errors/internal_error",
-    title: "Internal error",
-    status: 500,
-    code: "internal_error",
-    detail: "an unexpected error occurred",
-    request_id: requestId,
-  });
-  return {
-    status: 500,
-    headers: {
-      "content-type": "application/problem+json; charset=utf-8",
-      "cache-control": "no-store",
-      "x-content-type-options": "nosniff",
-      "x-request-id": requestId,
-    },
-    body,
-  };
-}
-
 function entry(
   method: string,
   path: string,
-  res: ServerResponse,
+  aborted: boolean,
   status: number,
   requestId: string,
   started: number,
@@ -349,7 +408,7 @@ function entry(
     status,
     duration_ms: Math.round((performance.now() - started) * 10) / 10,
   };
-  return res.writableFinished ? base : { ...base, aborted: true };
+  return aborted ? { ...base, aborted: true } : base;
 }
 
 /** Request ids for the adapter's own endpoints, in the core's shape: `req_` + 12 hex + counter. */

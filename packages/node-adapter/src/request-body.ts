@@ -16,24 +16,38 @@ export interface BodyState {
   continued: boolean;
   /** Reading stopped before the end (over the limit): the rest is unread, the connection cannot be reused. */
   abandoned: boolean;
-  /** The client ended its side before the declared body was complete (see `truncateBody`). */
+  /** The body will never be complete: the client ended its side early, or sent bytes the parser refused (see `truncateBody`). */
   truncated: boolean;
+  /** Why the parser refused the body, when it did (the `detail` of the 400). */
+  fault: string | undefined;
   /** Set while the reader waits for bytes: rejects it at once. */
   onTruncated: (() => void) | undefined;
 }
 
 /** A fresh state for one request. */
 export function newBodyState(): BodyState {
-  return { requested: false, continued: false, abandoned: false, truncated: false, onTruncated: undefined };
+  return {
+    requested: false,
+    continued: false,
+    abandoned: false,
+    truncated: false,
+    fault: undefined,
+    onTruncated: undefined,
+  };
 }
 
 /**
- * Marks the body as cut short: the client sent fewer bytes than Content-Length and then ended its
- * side of the connection (node reports it as a parse error, `HPE_INVALID_EOF_STATE`, not as an end
- * of the request). The reader rejects with `InvalidBodyError`, so the core answers 400 invalid_body.
+ * Marks the body as cut short, at once or whenever the core asks for it: the client sent fewer
+ * bytes than Content-Length and then ended its side of the connection (node reports it as a parse
+ * error, `HPE_INVALID_EOF_STATE`, not as an end of the request), or node's parser refused the body
+ * (`fault`: e.g. a malformed chunk size), after which it delivers no more of it. The reader rejects
+ * with `InvalidBodyError`, so the core answers 400 invalid_body instead of waiting for the request
+ * timeout. Later calls change nothing.
  */
-export function truncateBody(state: BodyState): void {
+export function truncateBody(state: BodyState, fault?: string): void {
+  if (state.truncated) return;
   state.truncated = true;
+  state.fault = fault;
   state.onTruncated?.();
 }
 
@@ -73,7 +87,7 @@ export function createBodyReader(
       state.abandoned = !req.complete;
       return Promise.reject(new BodyTooLargeError(limit));
     }
-    if (state.truncated) return Promise.reject(shortBody(declared, undefined));
+    if (state.truncated) return Promise.reject(shortBody(declared, undefined, state.fault));
     if (continueResponse !== undefined && !state.continued) {
       state.continued = true;
       continueResponse.writeContinue();
@@ -116,7 +130,7 @@ export function createBodyReader(
       state.onTruncated = () => {
         cleanup();
         chunks.length = 0;
-        reject(shortBody(declared, received));
+        reject(shortBody(declared, received, state.fault));
       };
       req.on("data", onData);
       req.on("end", onEnd);
@@ -126,8 +140,13 @@ export function createBodyReader(
   };
 }
 
-function shortBody(declared: number | undefined, received: number | undefined): InvalidBodyError {
+function shortBody(
+  declared: number | undefined,
+  received: number | undefined,
+  fault?: string,
+): InvalidBodyError {
   const got = received === undefined ? "" : ` after ${received} bytes`;
+  if (fault !== undefined) return new InvalidBodyError(`the body is malformed${got}: ${fault}`);
   return new InvalidBodyError(
     declared === undefined
       ? `the chunked body ended${got} without its last chunk`

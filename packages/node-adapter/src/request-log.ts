@@ -1,7 +1,8 @@
 /**
- * One JSON line per request (method, path, status, duration, request id). Never the query string,
- * headers or body, so no API key, signature or event can reach the log; a key pasted into the path
- * is masked too.
+ * The adapter's log: one JSON line per request (method, path, status, duration, request id) on
+ * stdout, and one per unexpected error (request id, error name, message and stack) on stderr.
+ * Never the query string, headers or body, so no API key, signature or event can reach the log; a
+ * key pasted into the path is masked too.
  * @module
  */
 
@@ -22,8 +23,28 @@ export interface RequestLogEntry {
   readonly aborted?: true;
 }
 
-/** Where request log lines go: `"json"` (stdout), `"none"`, or your own function. */
-export type RequestLogOption = "json" | "none" | ((entry: RequestLogEntry) => void);
+/** An error nobody expected: the request was answered `500 internal_error` (CONTRACT §6). */
+export interface ErrorLogEntry {
+  /** ISO 8601 time the error was caught. */
+  readonly time: string;
+  readonly level: "error";
+  readonly msg: "unexpected_error";
+  /** The `X-Request-Id` of the 500 answer, to find the request in the request log. */
+  readonly request_id: string;
+  readonly error: {
+    readonly name: string;
+    readonly message: string;
+    readonly stack?: string;
+  };
+}
+
+export type LogEntry = RequestLogEntry | ErrorLogEntry;
+
+/**
+ * Where log lines go: `"json"` (requests on stdout, errors on stderr), `"none"`, or your own
+ * function, which receives both kinds (tell them apart by `msg`).
+ */
+export type RequestLogOption = "json" | "none" | ((entry: LogEntry) => void);
 
 const MAX_PATH = 256;
 const SECRET = /(ypk_(?:test|live)_|whsec_)[A-Za-z0-9_-]*/g;
@@ -39,17 +60,64 @@ export function logPath(path: string): string {
 }
 
 /**
- * The function behind a `RequestLogOption`, or undefined when logging is off.
+ * The function behind a `RequestLogOption` for request lines, or undefined when logging is off.
  * @example resolveRequestLog("json")?.(entry); // prints {"time":…,"msg":"request",…}
  */
 export function resolveRequestLog(
   option: RequestLogOption | undefined,
 ): ((entry: RequestLogEntry) => void) | undefined {
   if (option === "none") return undefined;
-  if (option === undefined || option === "json") return writeJsonLine;
+  if (option === undefined || option === "json") return writeStdout;
   return option;
 }
 
-function writeJsonLine(entry: RequestLogEntry): void {
+/**
+ * The function behind a `RequestLogOption` for unexpected errors (the core's `onError`), or
+ * undefined when logging is off.
+ * @example createPartnerApi({ …, onError: resolveErrorLog("json") }); // a 500 prints {"level":"error",…} on stderr
+ */
+export function resolveErrorLog(
+  option: RequestLogOption | undefined,
+): ((error: unknown, requestId: string) => void) | undefined {
+  if (option === "none") return undefined;
+  const sink = option === undefined || option === "json" ? writeStderr : option;
+  return (error, requestId) => sink(errorLogEntry(error, requestId));
+}
+
+/**
+ * The log line of an unexpected error: its name, message and stack, nothing of the request.
+ * @example errorLogEntry(new TypeError("x is undefined"), "req_…").error; // { name: "TypeError", message: "x is undefined", stack: "TypeError: …" }
+ */
+export function errorLogEntry(error: unknown, requestId: string): ErrorLogEntry {
+  const described =
+    error instanceof Error
+      ? {
+          name: error.name,
+          message: error.message,
+          ...(typeof error.stack === "string" ? { stack: error.stack } : {}),
+        }
+      : { name: typeof error, message: safeString(error) };
+  return {
+    time: new Date().toISOString(),
+    level: "error",
+    msg: "unexpected_error",
+    request_id: requestId,
+    error: described,
+  };
+}
+
+function safeString(value: unknown): string {
+  try {
+    return String(value);
+  } catch {
+    return "(unprintable)";
+  }
+}
+
+function writeStdout(entry: LogEntry): void {
   process.stdout.write(`${JSON.stringify(entry)}\n`);
+}
+
+function writeStderr(entry: LogEntry): void {
+  process.stderr.write(`${JSON.stringify(entry)}\n`);
 }

@@ -17,7 +17,7 @@ import {
 import { DEFAULT_FIXTURES_DIR, loadFixtureDir } from "./fixture-dir.js";
 import { nodeHmacSha256, nodeSha256 } from "./hmac.js";
 import { createListener, type PartnerListener } from "./listener.js";
-import type { RequestLogOption } from "./request-log.js";
+import { type RequestLogOption, resolveErrorLog } from "./request-log.js";
 
 /** Server timeouts, in milliseconds. */
 export interface ServerTimeouts {
@@ -63,6 +63,13 @@ export interface NodeApiOptions {
   readonly events?: EventStore | undefined;
   /** Default: a new in-memory rate limiter. */
   readonly rateLimiter?: RateLimiter | undefined;
+  /**
+   * Logging. The API logs its unexpected errors (answered 500 internal_error): one JSON line with
+   * level "error", the request id and the error's name, message and stack, never the request's
+   * headers or body; on stderr for `"json"` (default), to the function, or not at all for `"none"`.
+   * The server adds the request log (see `StartServerOptions.log`).
+   */
+  readonly log?: RequestLogOption | undefined;
 }
 
 /**
@@ -84,6 +91,7 @@ export function createNodePartnerApi(options: NodeApiOptions = {}): PartnerApi {
     rateLimitOverride: options.rateLimitQuota,
     events: options.events,
     rateLimiter: options.rateLimiter,
+    onError: resolveErrorLog(options.log),
   });
 }
 
@@ -102,7 +110,11 @@ export interface StartServerOptions extends NodeApiOptions {
   /** Or derive the handler from the API, e.g. to inject faults: `wrap: (api) => ({ handle: … })`. */
   readonly wrap?: ((api: PartnerApi) => PartnerApiHandler) | undefined;
   readonly timeouts?: Partial<ServerTimeouts> | undefined;
-  /** Request log: `"json"` lines on stdout (default), `"none"`, or a function. */
+  /**
+   * Request log: `"json"` lines on stdout (default), `"none"`, or a function; unexpected errors go
+   * to stderr (or the function) as in `NodeApiOptions.log`. A pre-built `api` logs its own errors
+   * as it was created to; errors of a `handler` or `wrap` that throws are logged here.
+   */
   readonly log?: RequestLogOption | undefined;
 }
 
@@ -155,6 +167,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   server.on("request", listener);
   server.on("checkContinue", listener.checkContinue);
   server.on("clientError", listener.clientError);
+  server.on("connect", listener.connect);
 
   const host = options.host ?? "127.0.0.1";
   try {

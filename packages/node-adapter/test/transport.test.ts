@@ -110,7 +110,7 @@ describe("request bodies", () => {
 
   test("a client that aborts mid-body leaves nothing behind, and the server stays healthy", async () => {
     const entries: RequestLogEntry[] = [];
-    const logged = await startTestServer({ log: (e) => entries.push(e) });
+    const logged = await startTestServer({ log: (e) => e.msg === "request" && entries.push(e) });
     try {
       const body = eventBody();
       const conn = await RawConnection.open(logged.port);
@@ -289,7 +289,7 @@ describe("operations", () => {
   let client: Client;
   const entries: RequestLogEntry[] = [];
   before(async () => {
-    server = await startTestServer({ log: (e) => entries.push(e) });
+    server = await startTestServer({ log: (e) => e.msg === "request" && entries.push(e) });
     client = new Client(server.url);
   });
   after(async () => {
@@ -370,6 +370,18 @@ describe("operations", () => {
       assert.equal(post.statusCode, 405);
       assert.equal(post.headers["allow"], "GET, HEAD");
       await post.body.text();
+    }
+  });
+
+  test("HEAD /healthz and /readyz: the headers of GET, Content-Length included, no body", async () => {
+    for (const path of ["/healthz", "/readyz"]) {
+      const get = await client.request({ method: "GET", path });
+      const body = await get.body.text();
+      const head = await client.request({ method: "HEAD", path });
+      assert.equal(await head.body.text(), "");
+      assert.equal(head.headers["content-length"], String(Buffer.byteLength(body)), path);
+      assert.equal(head.headers["content-length"], get.headers["content-length"], path);
+      assert.equal(head.headers["content-type"], get.headers["content-type"], path);
     }
   });
 
