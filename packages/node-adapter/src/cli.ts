@@ -10,6 +10,12 @@ import { helpText, parseCommandLine, type ServeConfig, UsageError } from "./cli-
 import { loadFixtureDir } from "./fixture-dir.js";
 import { createNodePartnerApi, startServer } from "./server.js";
 
+// A reader that stops early (`partner-yield --help | head`, a log pipe that died) is not an
+// error: what it did not read is dropped, and a running server keeps serving.
+process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+  if (error.code !== "EPIPE") throw error;
+});
+
 const EXIT_FAILURE = 1;
 const EXIT_USAGE = 2;
 
