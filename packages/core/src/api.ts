@@ -80,10 +80,6 @@ interface Context {
   rateHeaders: Record<string, string> | undefined;
 }
 
-interface Authenticated {
-  readonly partner: Partner;
-}
-
 /**
  * Creates the API. All stores are ports (see `PartnerApiOptions`).
  *
@@ -157,7 +153,7 @@ export function createPartnerApi(options: PartnerApiOptions): PartnerApi {
     });
   }
 
-  async function authenticate(req: PlainRequest): Promise<Authenticated> {
+  async function authenticate(req: PlainRequest): Promise<Partner> {
     const address = req.clientAddress;
     const authKey = address === undefined ? undefined : `auth:${address}`;
     if (authKey !== undefined) {
@@ -193,7 +189,7 @@ export function createPartnerApi(options: PartnerApiOptions): PartnerApi {
     const partner = await options.partners.getPartner(record.partnerId);
     if (partner === undefined)
       return fail(new ApiError("invalid_api_key", "the API key is unknown or revoked"));
-    return { partner };
+    return partner;
   }
 
   async function enforceRateLimit(ctx: Context, partner: Partner): Promise<void> {
@@ -398,7 +394,7 @@ export function createPartnerApi(options: PartnerApiOptions): PartnerApi {
       openApiJson ??= JSON.stringify(buildOpenApiDocument());
       return respond(ctx, 200, openApiJson);
     }
-    const { partner } = await authenticate(req);
+    const partner = await authenticate(req);
     await enforceRateLimit(ctx, partner);
     switch (route.name) {
       case "listProducts": {
