@@ -29,6 +29,7 @@ export const ENV = {
   apiKey: "PARTNER_API_KEY",
   signingSecret: "PARTNER_SIGNING_SECRET",
   otherEnvApiKey: "PARTNER_OTHER_ENV_API_KEY",
+  revokedApiKey: "PARTNER_REVOKED_API_KEY",
 } as const;
 
 /** A new random seed: a 31-bit positive integer, printed in every report. */

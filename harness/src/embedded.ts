@@ -6,6 +6,7 @@
  */
 import type { PartnerApi, PartnerApiHandler, SandboxData } from "@partner-yield/core";
 import { ConfigError, DEFAULTS, randomSeed } from "./config.js";
+import { type ReferenceFixtures, referenceFixtures } from "./fixtures.js";
 import type { RunSettings } from "./runner.js";
 import { defaultBurst } from "./throttle.js";
 
@@ -28,6 +29,8 @@ export interface DemoCredentials {
   readonly otherPartnerSandboxApiKey: string;
   readonly otherPartnerSigningSecret: string;
   readonly walletWithPositions: string;
+  /** A revoked sandbox key of the same partner (AUTH-06). */
+  readonly revokedSandboxApiKey?: string;
 }
 
 /** What the embedded server serves: its fixtures and the credentials that unlock them. */
@@ -47,6 +50,10 @@ export interface EmbeddedTarget {
   readonly foreignSlug: string | undefined;
   /** A wallet that holds shares in the fixtures. */
   readonly wallet: string;
+  /** A revoked key of the same partner, when the credentials name one. */
+  readonly revokedApiKey: string | undefined;
+  /** The fixtures it serves, as the position math's reference (POS-09). */
+  readonly fixtures: ReferenceFixtures;
   readonly quota: number;
   /** The other fixture partner's sandbox key and secret (fault injection uses them). */
   readonly otherPartner: { readonly apiKey: string; readonly signingSecret: string };
@@ -66,13 +73,15 @@ export async function startEmbeddedTarget(options: EmbeddedOptions = {}): Promis
         "pass --base-url to test a running deployment instead",
     );
   }
-  const { DEFAULT_FIXTURES_DIR, loadFixtureDir, startServer } = adapter;
+  const { DEFAULT_FIXTURES_DIR, loadFixtureDir, readFixtureDir, startServer } = adapter;
   const DEMO_CREDENTIALS: DemoCredentials = options.credentials ?? adapter.DEMO_CREDENTIALS;
   const dir = options.fixturesDir ?? DEFAULT_FIXTURES_DIR;
   const quota = options.quota ?? EMBEDDED_QUOTA;
   let data: ReturnType<typeof loadFixtureDir>;
+  let reference: ReferenceFixtures;
   try {
     data = loadFixtureDir(dir);
+    reference = referenceFixtures(readFixtureDir(dir), dir);
   } catch (error) {
     throw new ConfigError(`the embedded server's fixtures do not load: ${(error as Error).message}`);
   }
@@ -106,6 +115,8 @@ export async function startEmbeddedTarget(options: EmbeddedOptions = {}): Promis
     otherEnvApiKey: DEMO_CREDENTIALS.productionApiKey,
     foreignSlug: foreign[0],
     wallet: DEMO_CREDENTIALS.walletWithPositions,
+    revokedApiKey: DEMO_CREDENTIALS.revokedSandboxApiKey,
+    fixtures: reference,
     quota,
     otherPartner: {
       apiKey: DEMO_CREDENTIALS.otherPartnerSandboxApiKey,
@@ -129,6 +140,8 @@ export function embeddedSettings(target: EmbeddedTarget, overrides: Partial<RunS
     otherEnvApiKey: target.otherEnvApiKey,
     foreignSlug: target.foreignSlug,
     wallet: target.wallet,
+    fixtures: target.fixtures,
+    revokedApiKey: target.revokedApiKey,
     level: "reference",
     seed: randomSeed(),
     rpm,

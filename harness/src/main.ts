@@ -3,7 +3,8 @@
  * check passed, 1 a check (or property) failed, 2 bad configuration or an unreachable target.
  * @module
  */
-import { writeFileSync } from "node:fs";
+import { accessSync, constants, existsSync, mkdirSync, statSync, writeFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import { CHECKS } from "./checks/registry.js";
 import { costOf, LEVELS } from "./checks/types.js";
@@ -18,6 +19,7 @@ import {
   randomSeed,
 } from "./config.js";
 import { embeddedSettings, startEmbeddedTarget } from "./embedded.js";
+import { loadReferenceFixtures } from "./fixtures.js";
 import { PROPERTIES } from "./properties/registry.js";
 import { runProperties } from "./properties/run.js";
 import { ConsoleReporter, type TextStream } from "./reporters/console.js";
@@ -58,7 +60,10 @@ Target and credentials (secrets from the environment; flags work too, and are re
   --signing-secret SECRET   the event signing secret (events checks)         [$${ENV.signingSecret}]
   --other-env-api-key KEY   a key of the other environment (AUTH-03)        [$${ENV.otherEnvApiKey}]
   --foreign-slug SLUG       a product slug of ANOTHER partner (PRD-07)
-  --wallet ADDRESS          a wallet holding a position (POS-06)
+  --revoked-api-key KEY     a revoked key of the same partner (AUTH-06)       [$${ENV.revokedApiKey}]
+  --wallet ADDRESS          a wallet holding a position (POS-06, POS-09)
+  --fixtures DIR            the deployment's fixture files (partners, products, vaults, prices
+                            .json): POS-09 recomputes every position from them (embedded: its own)
   Checks whose input is absent are reported as skipped (⚠), never as passed.
 
 What to check:
@@ -80,10 +85,11 @@ Throttling:
 
 Reports:
   --junit FILE              JUnit XML (one testsuite per category)
-  --json FILE               the whole run as JSON
+  --json FILE               the whole run as JSON (missing directories are created)
+  --fail-on-skip            exit 1 when a selected check was skipped (CI without a secret stays red)
 
-Exit codes: 0 every check passed (skips and warnings allowed), 1 a check failed,
-2 bad configuration or unreachable target.
+Exit codes: 0 every check passed (skips and warnings allowed), 1 a check failed (or was
+skipped, with --fail-on-skip), 2 bad configuration or unreachable target.
 `;
 
 const LIST_HELP = `Usage: ${BIN} list [--level spec|reference] [--json]
@@ -151,6 +157,14 @@ function parse<const O extends OptionsConfig>(args: readonly string[], options: 
   try {
     return parseArgs({ args: [...args], options, strict: true, allowPositionals: false });
   } catch (error) {
+    const ambiguous = /^Option '(--[a-z-]+)[^']*' argument is ambiguous/.exec((error as Error).message);
+    if (ambiguous !== null) {
+      const flag = ambiguous[1]!;
+      const value = args[args.indexOf(flag) + 1] ?? "-1";
+      throw new ConfigError(
+        `${flag} takes a value that starts with "-" only as ${flag}=${value} (got ${flag} ${value}); see --help`,
+      );
+    }
     throw new ConfigError(
       `${(error as Error).message.replace(/\. To specify a positional.*$/s, "")}; see --help`,
     );
@@ -164,7 +178,10 @@ const RUN_OPTIONS = {
   "signing-secret": { type: "string" },
   "other-env-api-key": { type: "string" },
   "foreign-slug": { type: "string" },
+  "revoked-api-key": { type: "string" },
   wallet: { type: "string" },
+  fixtures: { type: "string" },
+  "fail-on-skip": { type: "boolean" },
   level: { type: "string" },
   only: { type: "string" },
   seed: { type: "string" },
@@ -217,8 +234,10 @@ async function runCommand(args: readonly string[], io: Io): Promise<number> {
     concurrentDuplicates: concurrency,
     probeBudget,
   });
+  const fixtures = v.fixtures === undefined ? undefined : await loadReferenceFixtures(v.fixtures);
+  const reports = prepareReports(v.junit, v.json);
   if (baseUrl === undefined) {
-    for (const flag of ["api-key", "signing-secret", "other-env-api-key"] as const) {
+    for (const flag of ["api-key", "signing-secret", "other-env-api-key", "revoked-api-key"] as const) {
       if (v[flag] !== undefined)
         throw new ConfigError(`--${flag} needs --base-url (the embedded server uses the demo credentials)`);
     }
@@ -227,6 +246,10 @@ async function runCommand(args: readonly string[], io: Io): Promise<number> {
     settings = embeddedSettings(embedded, {
       foreignSlug: v["foreign-slug"] ?? embedded.foreignSlug,
       wallet: wallet ?? embedded.wallet,
+      fixtures: fixtures ?? embedded.fixtures,
+      revokedApiKey: embedded.revokedApiKey,
+      apiKeySource: "the embedded server's demo key",
+      failOnSkip: v["fail-on-skip"] === true,
       level,
       seed,
       rpm,
@@ -239,6 +262,7 @@ async function runCommand(args: readonly string[], io: Io): Promise<number> {
     });
   } else {
     const apiKey = v["api-key"] ?? nonEmpty(io.env[ENV.apiKey]);
+    const apiKeySource = v["api-key"] !== undefined ? "the key passed with --api-key" : ENV.apiKey;
     if (apiKey === undefined) {
       throw new ConfigError(`no API key: set ${ENV.apiKey} (or pass --api-key) for ${baseUrl}`);
     }
@@ -249,8 +273,12 @@ async function runCommand(args: readonly string[], io: Io): Promise<number> {
       apiKey,
       signingSecret: v["signing-secret"] ?? nonEmpty(io.env[ENV.signingSecret]),
       otherEnvApiKey: v["other-env-api-key"] ?? nonEmpty(io.env[ENV.otherEnvApiKey]),
+      revokedApiKey: v["revoked-api-key"] ?? nonEmpty(io.env[ENV.revokedApiKey]),
       foreignSlug: v["foreign-slug"],
       wallet,
+      fixtures,
+      apiKeySource,
+      failOnSkip: v["fail-on-skip"] === true,
       level,
       seed,
       rpm,
@@ -274,33 +302,70 @@ async function runCommand(args: readonly string[], io: Io): Promise<number> {
       onBackoff: (ms) => reporter.backoff(ms),
     });
     reporter.summary(report, rerunCommand(report, settings));
-    writeReports(report, v.junit, v.json, redactor, io);
-    return report.exitCode;
+    if (settings.failOnSkip && report.summary.skipped > 0 && report.summary.failed === 0)
+      io.stdout.write(`--fail-on-skip: ${report.summary.skipped} check(s) skipped, exit 1\n`);
+    return writeReports(report, reports, redactor, io);
   } finally {
     await embedded?.close();
   }
 }
 
-function writeReports(
+/** The report files of a run. */
+export interface ReportFiles {
+  readonly junit: string | undefined;
+  readonly json: string | undefined;
+}
+
+/**
+ * Before any request: creates the reports' directories and checks they can be written, so a typo
+ * costs nothing (exit 2) instead of a whole run.
+ */
+export function prepareReports(junit: string | undefined, json: string | undefined): ReportFiles {
+  for (const [flag, file] of [
+    ["--junit", junit],
+    ["--json", json],
+  ] as const) {
+    if (file === undefined) continue;
+    if (file === "") throw new ConfigError(`${flag} needs a file name`);
+    try {
+      mkdirSync(dirname(resolve(file)), { recursive: true });
+      if (existsSync(file)) {
+        if (statSync(file).isDirectory()) throw new Error("it is a directory");
+        accessSync(file, constants.W_OK);
+      } else accessSync(dirname(resolve(file)), constants.W_OK);
+    } catch (error) {
+      throw new ConfigError(`${flag} ${file} cannot be written: ${(error as Error).message}`);
+    }
+  }
+  return { junit, json };
+}
+
+/**
+ * Writes both reports, each whatever happens to the other. Returns the exit code: the run's,
+ * or 2 when a report could not be written and no check failed (a failed run stays 1).
+ */
+export function writeReports(
   report: RunReport,
-  junit: string | undefined,
-  json: string | undefined,
+  files: ReportFiles,
   redactor: ReturnType<typeof redactorFor>,
   io: Io,
-): void {
-  const files: Array<[string | undefined, () => string, string]> = [
-    [junit, () => toJUnit(report, redactor), "JUnit"],
-    [json, () => toJson(report, redactor), "JSON"],
+): number {
+  const outputs: Array<[string | undefined, () => string, string]> = [
+    [files.junit, () => toJUnit(report, redactor), "JUnit"],
+    [files.json, () => toJson(report, redactor), "JSON"],
   ];
-  for (const [file, render, kind] of files) {
+  let failed = false;
+  for (const [file, render, kind] of outputs) {
     if (file === undefined) continue;
     try {
       writeFileSync(file, render());
+      io.stdout.write(`${kind} report written to ${file}\n`);
     } catch (error) {
-      throw new ConfigError(`cannot write the ${kind} report to ${file}: ${(error as Error).message}`);
+      failed = true;
+      io.stderr.write(`${BIN}: cannot write the ${kind} report to ${file}: ${(error as Error).message}\n`);
     }
-    io.stdout.write(`${kind} report written to ${file}\n`);
   }
+  return report.exitCode === 1 ? 1 : failed ? 2 : 0;
 }
 
 /** The command that replays the failed checks with the same seed. */
@@ -345,13 +410,18 @@ function listCommand(args: readonly string[], io: Io): number {
     io.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
     return 0;
   }
+  // Every column as wide as its widest cell, so no row (RL-03's cost of 101, say) shifts the next.
   const width = Math.max(...checks.map((c) => c.source.length)) + 2;
+  const idWidth = Math.max(...checks.map((c) => c.id.length)) + 1;
+  const costWidth = Math.max(4, ...checks.map((c) => String(costOf(c, defaults)).length));
   io.stdout.write(
-    `${"ID".padEnd(8)}${"level".padEnd(11)}${"cost".padStart(4)}  ${"source".padEnd(width)}title\n`,
+    `${"ID".padEnd(idWidth)}${"level".padEnd(11)}${"cost".padStart(costWidth)}  ${"source".padEnd(width)}title\n`,
   );
   for (const c of checks) {
-    const cost = String(costOf(c, defaults)).padStart(4);
-    io.stdout.write(`${c.id.padEnd(8)}${c.level.padEnd(11)}${cost}  ${c.source.padEnd(width)}${c.title}\n`);
+    const cost = String(costOf(c, defaults)).padStart(costWidth);
+    io.stdout.write(
+      `${c.id.padEnd(idWidth)}${c.level.padEnd(11)}${cost}  ${c.source.padEnd(width)}${c.title}\n`,
+    );
   }
   const optIn = checks.filter((c) => c.needs?.includes("rateLimitProbe"));
   const total = checks.filter((c) => !optIn.includes(c)).reduce((n, c) => n + costOf(c, defaults), 1);

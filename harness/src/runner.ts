@@ -25,6 +25,7 @@ import {
   type PlanOptions,
 } from "./checks/types.js";
 import { ConfigError } from "./config.js";
+import type { ReferenceFixtures } from "./fixtures.js";
 import { HttpClient } from "./http/client.js";
 import { Redactor } from "./redact.js";
 import { TokenBucket } from "./throttle.js";
@@ -39,6 +40,14 @@ export interface RunSettings {
   readonly otherEnvApiKey: string | undefined;
   readonly foreignSlug: string | undefined;
   readonly wallet: string | undefined;
+  /** The deployment's fixture data (POS-09); the embedded server's own by default. */
+  readonly fixtures?: ReferenceFixtures | undefined;
+  /** A revoked key of the same partner and environment (AUTH-06). */
+  readonly revokedApiKey?: string | undefined;
+  /** Where the API key came from, for the message when the target refuses it. */
+  readonly apiKeySource?: string;
+  /** Exit 1 when a selected check was skipped (CI jobs that must not go green on a missing secret). */
+  readonly failOnSkip?: boolean;
   readonly level: Level;
   readonly seed: number;
   readonly rpm: number;
@@ -53,6 +62,7 @@ export interface RunSettings {
     readonly apiKey?: string;
     readonly signingSecret?: string;
     readonly otherEnvApiKey?: string;
+    readonly revokedApiKey?: string;
   };
 }
 
@@ -89,7 +99,7 @@ export interface RunReport {
   readonly throttle: { readonly rpm: number; readonly burst: number; readonly waitedMs: number };
   readonly results: readonly CheckResult[];
   readonly summary: { passed: number; failed: number; skipped: number; warnings: number };
-  /** 0 every check that ran passed, 1 a check failed. */
+  /** 0 every check that ran passed, 1 a check failed (or, with `failOnSkip`, was skipped). */
   readonly exitCode: 0 | 1;
 }
 
@@ -110,6 +120,9 @@ const NEED_TEXT: Readonly<Record<Need, string>> = {
   foreignSlug: "needs a product slug of another partner (--foreign-slug)",
   wallet: "needs a wallet that holds a position (--wallet)",
   rateLimitProbe: "opt-in: pass --rate-limit-probe to drive the quota to a 429",
+  fixtures: "needs the deployment's fixture data (--fixtures DIR) to recompute positions",
+  revokedKey:
+    "needs a revoked key of this partner and environment (PARTNER_REVOKED_API_KEY or --revoked-api-key)",
 };
 
 function hasNeed(settings: RunSettings, need: Need): boolean {
@@ -124,6 +137,10 @@ function hasNeed(settings: RunSettings, need: Need): boolean {
       return settings.wallet !== undefined;
     case "rateLimitProbe":
       return settings.rateLimitProbe;
+    case "fixtures":
+      return settings.fixtures !== undefined;
+    case "revokedKey":
+      return settings.revokedApiKey !== undefined;
   }
 }
 
@@ -167,7 +184,11 @@ export function planRun(settings: RunSettings, checks: readonly CheckDefinition[
   if (settings.maxRequests !== undefined && requests > settings.maxRequests) {
     throw new ConfigError(
       `the plan may send up to ${requests} requests, more than --max-requests ${settings.maxRequests}; ` +
-        "narrow it with --only, lower --yield-samples/--product-sample, or raise --max-requests",
+        `narrow it with --only, lower --yield-samples/--product-sample${
+          planned.some((p) => p.check.needs?.includes("rateLimitProbe") && p.skipReason === undefined)
+            ? ", lower --probe-budget (the rate-limit probe may spend it all)"
+            : ""
+        }, or raise --max-requests`,
     );
   }
   if (failedAuth > FAILED_AUTH_BUDGET) {
@@ -205,6 +226,8 @@ export async function runConformance(settings: RunSettings, hooks: RunHooks = {}
       otherEnvApiKey: settings.otherEnvApiKey,
       foreignSlug: settings.foreignSlug,
       wallet: settings.wallet,
+      fixtures: settings.fixtures,
+      revokedApiKey: settings.revokedApiKey,
       environment: environmentOf(settings.apiKey),
       plan: settings.plan,
       runTag: runTag(settings.seed),
@@ -242,7 +265,7 @@ export async function runConformance(settings: RunSettings, hooks: RunHooks = {}
     throttle: { rpm: settings.rpm, burst: settings.burst, waitedMs: Math.round(bucket.waitedMs) },
     results,
     summary,
-    exitCode: summary.failed > 0 ? 1 : 0,
+    exitCode: summary.failed > 0 || (settings.failOnSkip === true && summary.skipped > 0) ? 1 : 0,
   };
 }
 
@@ -254,6 +277,10 @@ export function redactorFor(settings: RunSettings): Redactor {
     {
       value: settings.otherEnvApiKey ?? "",
       placeholder: names.otherEnvApiKey ?? "$PARTNER_OTHER_ENV_API_KEY",
+    },
+    {
+      value: settings.revokedApiKey ?? "",
+      placeholder: names.revokedApiKey ?? "$PARTNER_REVOKED_API_KEY",
     },
   ];
   return new Redactor(secrets);
@@ -335,8 +362,14 @@ async function discover(client: HttpClient, settings: RunSettings): Promise<Disc
   if (status === 401 || status === 403) {
     const code = problemCode(exchange);
     throw new ConfigError(
-      `the target refused the API key (HTTP ${status}${code ? " " + code : ""}): check PARTNER_API_KEY ` +
+      `the target refused the API key (HTTP ${status}${code ? " " + code : ""}): check ${settings.apiKeySource ?? "PARTNER_API_KEY"} ` +
         "and that the key belongs to this environment",
+    );
+  }
+  if (status === 404) {
+    throw new ConfigError(
+      `GET ${exchange.request.url} answered 404${problemCode(exchange) ? ` ${problemCode(exchange)}` : ""}: ` +
+        "the base URL must be the server root, without /api/partner or another path",
     );
   }
   if (status !== 200)

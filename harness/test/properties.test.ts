@@ -43,6 +43,13 @@ describe("the property suite", () => {
     for (const r of report.results) assert.ok(r.runs >= 100, `${r.id} ran only ${r.runs} times`);
   });
 
+  test("the console says how many generated inputs a property discarded", () => {
+    const lines: string[] = [];
+    const p14 = PROPERTIES.filter((p) => p.id === "P-14");
+    runProperties(p14, { runs: 100, seed: 1 }, (line) => lines.push(line));
+    assert.match(lines.join("\n"), /✔ P-14 .*\(100 runs, [0-9]+ generated inputs discarded, /);
+  });
+
   test("the suite still sees a bug: monthly yield as annual / 12 rounded up fails", () => {
     // The same principal and rate generators as P-09 catch the wrong formula.
     assert.ok(monthlyYield(1_000_000_000n, WAD / 20n) * 12n < annualYield(1_000_000_000n, WAD / 20n));

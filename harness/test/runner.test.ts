@@ -4,9 +4,11 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { DEFAULT_FIXTURES_DIR, readFixtureDir } from "@partner-yield/node-adapter";
 import { CHECKS } from "../src/checks/registry.js";
 import { CATEGORIES, costOf } from "../src/checks/types.js";
 import { ConfigError, DEFAULTS, parseBaseUrl, parseOnly } from "../src/config.js";
+import { referenceFixtures } from "../src/fixtures.js";
 import { FAILED_AUTH_BUDGET, planRun, type RunSettings, runConformance, selectedBy } from "../src/runner.js";
 
 const PLAN = {
@@ -15,6 +17,8 @@ const PLAN = {
   concurrentDuplicates: DEFAULTS.concurrentDuplicates,
   probeBudget: DEFAULTS.probeBudget,
 };
+
+const FIXTURES = referenceFixtures(readFixtureDir(DEFAULT_FIXTURES_DIR), "fixtures");
 
 function settings(overrides: Partial<RunSettings> = {}): RunSettings {
   return {
@@ -25,6 +29,8 @@ function settings(overrides: Partial<RunSettings> = {}): RunSettings {
     otherEnvApiKey: "ypk_live_x",
     foreignSlug: "theirs",
     wallet: "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+    fixtures: FIXTURES,
+    revokedApiKey: "ypk_test_revoked",
     level: "reference",
     seed: 1,
     rpm: 90,
@@ -90,6 +96,8 @@ describe("planRun", () => {
         otherEnvApiKey: undefined,
         foreignSlug: undefined,
         wallet: undefined,
+        fixtures: undefined,
+        revokedApiKey: undefined,
       }),
     );
     const skip = (id: string) => plan.checks.find((p) => p.check.id === id)!;
@@ -98,6 +106,8 @@ describe("planRun", () => {
     assert.match(skip("PRD-07").skipReason!, /--foreign-slug/);
     assert.match(skip("POS-06").skipReason!, /--wallet/);
     assert.match(skip("RL-03").skipReason!, /--rate-limit-probe/);
+    assert.match(skip("POS-09").skipReason!, /--fixtures DIR/);
+    assert.match(skip("AUTH-06").skipReason!, /PARTNER_REVOKED_API_KEY/);
     assert.equal(skip("EVT-05").skipReason, undefined, "needs no secret: it sends none");
     assert.equal(skip("EVT-01").cost, 0);
   });
@@ -106,7 +116,7 @@ describe("planRun", () => {
     const plan = planRun(settings({ only: ["EVT-03", "AUTH"] }));
     assert.deepEqual(
       plan.checks.map((p) => p.check.id),
-      ["AUTH-01", "AUTH-02", "AUTH-03", "AUTH-04", "AUTH-05", "EVT-03"],
+      ["AUTH-01", "AUTH-02", "AUTH-03", "AUTH-04", "AUTH-05", "AUTH-06", "EVT-03"],
     );
     assert.throws(() => planRun(settings({ only: ["EVT-99"] })), ConfigError);
     assert.throws(

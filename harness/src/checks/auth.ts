@@ -141,4 +141,18 @@ export const AUTH_CHECKS: readonly CheckDefinition[] = [
       }
     },
   },
+  {
+    id: "AUTH-06",
+    title: "A revoked API key is refused",
+    category: "auth",
+    level: "reference",
+    source: "CONTRACT §4 (revoked → 401 invalid_api_key)",
+    cost: 1,
+    failedAuth: 1,
+    needs: ["revokedKey"],
+    async run(t: CheckContext) {
+      const ex = await t.get(PRODUCTS_PATH, { key: t.inputs.revokedApiKey! });
+      t.expectRefused(ex, "GET products with a revoked key", { status: 401, code: "invalid_api_key" });
+    },
+  },
 ];

@@ -5,6 +5,7 @@
  */
 import { signBody } from "@partner-yield/core";
 import fc from "fast-check";
+import type { ReferenceFixtures } from "../fixtures.js";
 import type { Exchange, HttpClient, RequestSpec } from "../http/client.js";
 import { toCurl } from "../http/curl.js";
 import type { Redactor } from "../redact.js";
@@ -55,6 +56,10 @@ export interface CheckInputs {
   readonly otherEnvApiKey: string | undefined;
   readonly foreignSlug: string | undefined;
   readonly wallet: string | undefined;
+  /** The deployment's fixture data (`--fixtures`), the reference of the position math. */
+  readonly fixtures: ReferenceFixtures | undefined;
+  /** A revoked key of this partner and environment (`--revoked-api-key`). */
+  readonly revokedApiKey: string | undefined;
   /** The environment the API key names by its prefix, when it does (CONTRACT §4). */
   readonly environment: "sandbox" | "production" | undefined;
   readonly plan: PlanOptions;
@@ -337,7 +342,8 @@ export class CheckContext {
 
   static evidence(exchange: Exchange, redactor: Redactor, signingSecret: string | undefined): Evidence {
     const req = exchange.request;
-    const requestLines = [`${req.method} ${req.path}`];
+    // The path as sent, base URL prefix included (a misconfigured base URL shows in the evidence).
+    const requestLines = [`${req.method} ${req.url.replace(/^[a-z]+:\/\/[^/]+/i, "")}`];
     for (const [name, value] of Object.entries(req.headers)) requestLines.push(`${name}: ${value}`);
     if (req.body !== undefined) requestLines.push("", excerpt(new TextDecoder().decode(req.body), 400));
     let response: string;

@@ -238,3 +238,48 @@ export const ERROR_CHECKS: readonly CheckDefinition[] = [
     },
   },
 ];
+
+/** Run after everything else (the rate-limit probe included), so they see every response. */
+export const FINAL_ERROR_CHECKS: readonly CheckDefinition[] = [
+  {
+    id: "ERR-08",
+    title: "Every response of the run, errors included, carries the hygiene headers",
+    category: "errors",
+    level: "reference",
+    source: "CONTRACT §9 (every response)",
+    cost: 2,
+    async run(t: CheckContext) {
+      // Requests of its own only for what the run has not shown yet (after the rate-limit probe
+      // the quota is spent: a request now would wait for it).
+      const statuses = t.allExchanges.map((ex) => ex.response?.status ?? 0);
+      if (!statuses.some((s) => s === 200)) await t.get(PRODUCTS_PATH);
+      if (!statuses.some((s) => s >= 400)) await t.get(productPath(missingSlug(t, 8)));
+      let seen = 0;
+      for (const ex of t.allExchanges) {
+        const r = ex.response;
+        if (r === undefined) continue;
+        seen++;
+        const where = `${ex.request.method} ${excerpt(ex.request.path, 80)} → ${r.status}`;
+        const type = r.headers["content-type"] ?? "";
+        const expected = r.status >= 400 ? "application/problem+json" : "application/json";
+        t.check(
+          type.toLowerCase().startsWith(expected) && /;\s*charset=utf-8/i.test(type),
+          `${where}: Content-Type should be ${expected}; charset=utf-8, got ${JSON.stringify(type)}`,
+          ex,
+        );
+        t.check((r.headers["x-request-id"] ?? "") !== "", `${where}: X-Request-Id is missing`, ex);
+        t.check(
+          r.headers["cache-control"] === "no-store",
+          `${where}: Cache-Control should be no-store, got ${JSON.stringify(r.headers["cache-control"])}`,
+          ex,
+        );
+        t.check(
+          r.headers["x-content-type-options"] === "nosniff",
+          `${where}: X-Content-Type-Options should be nosniff, got ${JSON.stringify(r.headers["x-content-type-options"])}`,
+          ex,
+        );
+      }
+      t.check(seen > 0, "no response to inspect");
+    },
+  },
+];

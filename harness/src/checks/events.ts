@@ -5,11 +5,14 @@
  * @module
  */
 import type { Exchange } from "../http/client.js";
-import { type CheckContext, isRecord } from "./context.js";
+import { type CheckContext, type EventRequest, isRecord } from "./context.js";
 import type { CheckDefinition } from "./types.js";
 
 const EVENT_TYPES = ["partner.user.created", "partner.user.kyc_updated", "partner.reconciliation.confirmed"];
 const encoder = new TextEncoder();
+/** EVT-22 streams up to this much (well past what socket buffers absorb) in chunks of CHUNK_BYTES. */
+const STREAM_BYTES = 32 * 1024 * 1024;
+const CHUNK_BYTES = 16 * 1024;
 
 interface Ack {
   readonly eventId: number;
@@ -593,6 +596,95 @@ export const EVENT_CHECKS: readonly CheckDefinition[] = [
           );
         }
       }
+    },
+  },
+  {
+    id: "EVT-21",
+    title: "Events are checked in the contract's order: size, type, signature, key, JSON",
+    category: "events",
+    level: "reference",
+    source: "CONTRACT §5 (order of checks)",
+    cost: 5,
+    needs: SIGNED,
+    async run(t: CheckContext) {
+      // Each request breaks two rules; the earlier one in CONTRACT §5 must win.
+      const big = JSON.stringify(t.newEvent("partner.user.created", { pad: "x".repeat(65_536) }));
+      const notJson = `{"event_type": "partner.user.created", "occurred_at": `;
+      const cases: Array<[string, EventRequest, number, string]> = [
+        [
+          "an oversized body with Content-Type text/plain",
+          { body: big, contentType: "text/plain" },
+          413,
+          "payload_too_large",
+        ],
+        [
+          "Content-Type text/plain and no signature",
+          { body: t.newEvent(), contentType: "text/plain", signature: "none" },
+          415,
+          "unsupported_media_type",
+        ],
+        [
+          "a wrong signature and no Idempotency-Key",
+          { body: t.newEvent(), signature: { literal: "0".repeat(64) }, idempotencyKey: null },
+          401,
+          "invalid_signature",
+        ],
+        [
+          "no Idempotency-Key and a body that is not JSON",
+          { body: notJson, idempotencyKey: null, eventHeader: "partner.user.created" },
+          400,
+          "missing_idempotency_key",
+        ],
+        [
+          "a body that is not JSON and a mismatching X-Partner-Event",
+          { body: notJson, eventHeader: "partner.reconciliation.confirmed" },
+          400,
+          "invalid_json",
+        ],
+      ];
+      for (const [what, request, status, code] of cases) {
+        const ex = await t.postEvent(request);
+        t.expectRefused(ex, what, { status, code });
+      }
+    },
+  },
+  {
+    id: "EVT-22",
+    title: "A chunked body over 64 KiB is refused with 413 before it is all read",
+    category: "events",
+    level: "reference",
+    source: "CONTRACT §5 (413 while reading)",
+    cost: 1,
+    needs: SIGNED,
+    async run(t: CheckContext) {
+      const head = encoder.encode(
+        `{"event_type":"partner.user.created","occurred_at":"2026-11-20T10:15:00Z","data":{"pad":"`,
+      );
+      const chunk = encoder.encode("x".repeat(CHUNK_BYTES));
+      const { method, path, headers } = t.eventRequest({ body: "", signature: { literal: "0".repeat(64) } });
+      const ex = await t.request({
+        method,
+        path,
+        headers: headers ?? {},
+        // Stops as soon as the response arrives: a conforming server costs little more than the limit.
+        stream: async function* (answered) {
+          yield head;
+          for (let sent = 0; sent < STREAM_BYTES && !answered(); sent += chunk.length) {
+            yield chunk;
+            if (sent % (256 * 1024) === 0) await new Promise((resolve) => setTimeout(resolve, 2));
+          }
+          yield encoder.encode(`"}}`);
+        },
+      });
+      t.expectRefused(ex, `a chunked body of up to ${STREAM_BYTES} bytes`, {
+        status: 413,
+        code: "payload_too_large",
+      });
+      t.check(
+        ex.stream !== undefined && !ex.stream.finishedBeforeAnswer,
+        `the 413 came only after all ${ex.stream?.bytes ?? 0} bytes were sent: the server read the whole body before refusing it`,
+        ex,
+      );
     },
   },
 ];

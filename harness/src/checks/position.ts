@@ -4,12 +4,35 @@
  * @module
  */
 import { isCanonicalDecimal, toChecksumAddress } from "@partner-yield/core";
+import { expectedPosition, productsOfKey } from "../fixtures.js";
+import type { Exchange } from "../http/client.js";
 import { missingSlug } from "./auth.js";
 import { type CheckContext, isRecord, type ListedProduct, positionPath, productPath } from "./context.js";
 import { fractionDigits } from "./decimal-text.js";
 import type { CheckDefinition } from "./types.js";
 
 const POSITION_AMOUNTS = ["shares", "assets", "usd_value"] as const;
+
+/** The amounts of a 200 position response, or undefined when it is not one. */
+function positionAmounts(
+  ex: Exchange,
+): { slug: string; wallet: string; amounts: Record<string, unknown> } | undefined {
+  if (ex.response?.status !== 200 || ex.request.method !== "GET") return undefined;
+  const match = /^\/api\/partner\/products\/([^/?]+)\/position\?address=([^&]*)$/.exec(ex.request.path);
+  if (match === null) return undefined;
+  try {
+    const body: unknown = JSON.parse(ex.response.text);
+    const data = isRecord(body) ? body["data"] : undefined;
+    if (!isRecord(data)) return undefined;
+    return {
+      slug: decodeURIComponent(match[1]!),
+      wallet: decodeURIComponent(match[2]!).toLowerCase(),
+      amounts: data,
+    };
+  } catch {
+    return undefined;
+  }
+}
 
 /** Reads `data` of a 200 position response. */
 function positionData(
@@ -249,6 +272,95 @@ export const POSITION_CHECKS: readonly CheckDefinition[] = [
         status: 404,
         code: "product_not_found",
       });
+    },
+  },
+  {
+    id: "POS-09",
+    title: "A position's assets and USD value follow ERC-4626 convertToAssets and the price",
+    category: "position",
+    level: "reference",
+    source: "CONTRACT §2 (Position)",
+    cost: (o) => 2 * o.productSample,
+    needs: ["fixtures"],
+    async run(t: CheckContext) {
+      const fixtures = t.inputs.fixtures!;
+      const own = productsOfKey(fixtures, t.inputs.apiKey);
+      if (own === undefined)
+        t.skip(
+          `no partner of the fixtures (${fixtures.source}) holds the API key: are they this deployment's?`,
+        );
+      const wallets = [t.randomWallet(9), ...(t.inputs.wallet === undefined ? [] : [t.inputs.wallet])];
+      let compared = 0;
+      for (const p of t.products().slice(0, t.inputs.plan.productSample)) {
+        const record = own.find((r) => r.slug === p.slug);
+        t.check(
+          record !== undefined,
+          `the target lists ${p.slug}, which the fixtures (${fixtures.source}) do not hold for this partner: pass the deployment's own --fixtures`,
+        );
+        for (const wallet of wallets) {
+          const ex = await t.get(positionPath(p.slug, wallet));
+          const data = positionData(t, ex, `position of ${wallet} in ${p.slug}`);
+          const expected = expectedPosition(fixtures, record, wallet);
+          for (const field of POSITION_AMOUNTS) {
+            const want = expected[field];
+            if (want === undefined) {
+              t.warn(
+                `${p.slug}: the fixtures hold no USD price for ${record.assetSymbol}; usd_value not compared`,
+              );
+              continue;
+            }
+            t.check(
+              data[field] === want,
+              `${p.slug}, ${wallet}: ${field} should be "${want}" (convertToAssets over the vault totals, floor(assets × price) for usd_value), got ${JSON.stringify(data[field])}`,
+              ex,
+            );
+          }
+          compared++;
+        }
+      }
+      t.check(compared > 0, "no position was compared");
+    },
+  },
+  {
+    id: "POS-10",
+    title: "Position amounts are consistent: no assets without shares, no USD value without assets",
+    category: "position",
+    level: "reference",
+    source: "CONTRACT §2 (Position)",
+    cost: 1,
+    async run(t: CheckContext) {
+      const p = anyProduct(t);
+      await t.get(positionPath(p.slug, t.randomWallet(10)));
+      const seen = new Map<string, { amounts: Record<string, unknown>; ex: Exchange }>();
+      for (const ex of t.allExchanges) {
+        const read = positionAmounts(ex);
+        if (read === undefined) continue;
+        const { shares, assets, usd_value: usd } = read.amounts;
+        const where = `${read.slug}, ${read.wallet}`;
+        if (shares === "0")
+          t.check(
+            assets === "0",
+            `${where}: no shares, yet assets ${JSON.stringify(assets)} (convertToAssets(0) = 0)`,
+            ex,
+          );
+        if (assets === "0")
+          t.check(
+            usd === "0",
+            `${where}: no assets, yet usd_value ${JSON.stringify(usd)} (0 × price = 0)`,
+            ex,
+          );
+        const key = `${read.slug} ${read.wallet}`;
+        const before = seen.get(key);
+        if (before !== undefined) {
+          const changed = POSITION_AMOUNTS.filter((f) => before.amounts[f] !== read.amounts[f]);
+          // A live vault moves between two reads; only a warning.
+          if (changed.length > 0)
+            t.warn(
+              `${where}: two reads differ in ${changed.join(", ")} (a moving vault, or an unstable computation)`,
+            );
+        }
+        seen.set(key, { amounts: read.amounts, ex });
+      }
     },
   },
 ];

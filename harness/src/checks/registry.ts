@@ -4,7 +4,7 @@
  * @module
  */
 import { AUTH_CHECKS } from "./auth.js";
-import { ERROR_CHECKS } from "./errors.js";
+import { ERROR_CHECKS, FINAL_ERROR_CHECKS } from "./errors.js";
 import { EVENT_CHECKS } from "./events.js";
 import { POSITION_CHECKS } from "./position.js";
 import { PRODUCT_CHECKS } from "./products.js";
@@ -15,7 +15,8 @@ import { YIELD_CHECKS } from "./yield-calc.js";
 
 /**
  * The registry. Cross-cutting checks (ERR-*, SCH-06, RL-01) come after the others so they see
- * every response recorded before them; the rate-limit probe comes last because it spends the quota.
+ * every response recorded before them; the rate-limit probe comes next to last because it spends the quota, and ERR-08 last, to see every
+ * response of the run.
  */
 export const CHECKS: readonly CheckDefinition[] = [
   ...AUTH_CHECKS,
@@ -26,6 +27,7 @@ export const CHECKS: readonly CheckDefinition[] = [
   ...ERROR_CHECKS,
   ...SCHEMA_CHECKS,
   ...RATE_LIMIT_CHECKS,
+  ...FINAL_ERROR_CHECKS,
 ];
 
 /** The check with this ID. */

@@ -34,7 +34,14 @@ export const CATEGORIES: readonly Category[] = [
 ];
 
 /** An input a check cannot run without; absent against an external target, the check is skipped. */
-export type Need = "signingSecret" | "otherEnvKey" | "foreignSlug" | "wallet" | "rateLimitProbe";
+export type Need =
+  | "signingSecret"
+  | "otherEnvKey"
+  | "foreignSlug"
+  | "wallet"
+  | "rateLimitProbe"
+  | "fixtures"
+  | "revokedKey";
 
 /** Knobs that change how many requests some checks send. */
 export interface PlanOptions {

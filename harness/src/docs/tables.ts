@@ -22,6 +22,8 @@ const NEEDS: Readonly<Record<string, string>> = {
   foreignSlug: "`--foreign-slug`",
   wallet: "`--wallet`",
   rateLimitProbe: "`--rate-limit-probe`",
+  fixtures: "`--fixtures`",
+  revokedKey: "revoked key",
 };
 
 function cell(text: string): string {

@@ -1,8 +1,8 @@
 /**
  * Regenerates the tables in docs/conformance.md and docs/math.md from the registries.
  *
- *   npx tsx harness/src/docs/update.ts          rewrite the docs
- *   npx tsx harness/src/docs/update.ts --check  exit 1 when a doc is out of date
+ *   pnpm docs:tables          rewrite the docs
+ *   pnpm docs:tables --check  exit 1 when a doc is out of date
  * @module
  */
 import { readFileSync, writeFileSync } from "node:fs";
@@ -18,7 +18,7 @@ for (const [file, blocks] of Object.entries(GENERATED_BLOCKS)) {
   for (const [name, render] of Object.entries(blocks)) after = replaceGenerated(after, name, render());
   if (after === before) continue;
   stale++;
-  if (check) process.stderr.write(`${file} is out of date: run npx tsx harness/src/docs/update.ts\n`);
+  if (check) process.stderr.write(`${file} is out of date: run pnpm docs:tables\n`);
   else {
     writeFileSync(url, after);
     process.stdout.write(`updated ${file}\n`);

@@ -25,6 +25,8 @@ export interface FaultContext {
   readonly signingSecret: string;
   readonly productionApiKey: string;
   readonly otherPartnerApiKey: string;
+  /** A revoked key of the demo partner ("" when the credentials name none). */
+  readonly revokedApiKey: string;
   readonly foreignSlug: string;
   /** The demo partner's products by slug. */
   readonly products: ReadonlyMap<string, ProductRecord>;
@@ -623,5 +625,75 @@ export const FAULTS: readonly Fault[] = [
         const res = await next(req);
         return res.status === 429 ? dropHeaders(res, "retry-after") : res;
       }),
+  },
+  {
+    id: "position-assets-equal-shares",
+    description: "a position's assets are its shares (convertToAssets forgotten)",
+    caughtBy: ["POS-09"],
+    wrap: (api) =>
+      intercept(api, async (req, next) => {
+        const res = await next(req);
+        if (route(req).leaf !== "position" || res.status !== 200) return res;
+        return rewriteJson(res, (body) => ({ ...body, data: { ...body.data, assets: body.data.shares } }));
+      }),
+  },
+  {
+    id: "usd-value-wrong",
+    description: 'every position is worth usd_value "99999.99"',
+    caughtBy: ["POS-09", "POS-10"],
+    wrap: (api) =>
+      intercept(api, async (req, next) => {
+        const res = await next(req);
+        if (route(req).leaf !== "position" || res.status !== 200) return res;
+        return rewriteJson(res, (body) => ({ ...body, data: { ...body.data, usd_value: "99999.99" } }));
+      }),
+  },
+  {
+    id: "content-type-checked-before-size",
+    description: "an event's Content-Type is checked before its size (415 where 413 comes first)",
+    caughtBy: ["EVT-21"],
+    wrap: (api) =>
+      intercept(api, (req, next) => {
+        const type = req.headers["content-type"] ?? "";
+        if (req.path === EVENTS && req.method === "POST" && !/^application\/json\b/i.test(type))
+          return Promise.resolve(
+            problem(415, "unsupported_media_type", "Content-Type must be application/json"),
+          );
+        return next(req);
+      }),
+  },
+  {
+    id: "chunked-body-read-whole",
+    description: "an event body without Content-Length is read to its end before the size is checked",
+    caughtBy: ["EVT-22"],
+    wrap: (api) =>
+      intercept(api, async (req, next) => {
+        if (req.path !== EVENTS || typeof req.body !== "function") return next(req);
+        const bytes = await req.body(Number.MAX_SAFE_INTEGER);
+        return next({ ...req, body: bytes });
+      }),
+  },
+  {
+    id: "hygiene-headers-missing-on-errors",
+    description: "error responses lack Cache-Control: no-store and X-Content-Type-Options",
+    caughtBy: ["ERR-08"],
+    wrap: (api) =>
+      intercept(api, async (req, next) => {
+        const res = await next(req);
+        return res.status >= 400 ? dropHeaders(res, "cache-control", "x-content-type-options") : res;
+      }),
+  },
+  {
+    id: "revoked-key-accepted",
+    description: "a revoked API key still authenticates",
+    caughtBy: ["AUTH-06"],
+    wrap: (api, c) =>
+      intercept(api, (req, next) =>
+        next(
+          c.revokedApiKey !== "" && req.headers["x-api-key"] === c.revokedApiKey
+            ? withHeader(req, "x-api-key", c.apiKey)
+            : req,
+        ),
+      ),
   },
 ];

@@ -24,6 +24,7 @@ export function startFaultyTarget(
               signingSecret: credentials.signingSecret,
               productionApiKey: credentials.productionApiKey,
               otherPartnerApiKey: credentials.otherPartnerSandboxApiKey,
+              revokedApiKey: credentials.revokedSandboxApiKey ?? "",
               foreignSlug: fixtures.foreignSlug ?? "",
               products: new Map(
                 data.productRecords

@@ -4,6 +4,7 @@
  * requests refused with 429 are retried after `Retry-After`; a POST is never retried.
  * @module
  */
+import { Readable } from "node:stream";
 import { Agent } from "undici";
 import type { TokenBucket } from "../throttle.js";
 
@@ -15,6 +16,17 @@ export interface RequestSpec {
   readonly body?: string | Uint8Array;
   /** Skip the token bucket and never retry: the rate-limit probe only. */
   readonly unthrottled?: boolean;
+  /**
+   * A body streamed chunk by chunk without Content-Length (Transfer-Encoding: chunked); the
+   * iterable is told whether the response has arrived, to stop early. Never retried.
+   */
+  readonly stream?: (answered: () => boolean) => AsyncIterable<Uint8Array>;
+}
+
+/** What a streamed body did: bytes sent, and whether all of it went before the response came. */
+export interface StreamRecord {
+  readonly bytes: number;
+  readonly finishedBeforeAnswer: boolean;
 }
 
 export interface RecordedRequest {
@@ -41,6 +53,8 @@ export interface Exchange {
   readonly error: string | undefined;
   /** Requests spent on it: 1, more when a 429 was retried. */
   readonly attempts: number;
+  /** Set for a streamed body. */
+  readonly stream?: StreamRecord;
   readonly durationMs: number;
 }
 
@@ -122,7 +136,9 @@ export class HttpClient {
       body:
         spec.body === undefined ? undefined : typeof spec.body === "string" ? encode(spec.body) : spec.body,
     };
-    const retriable = !spec.unthrottled && (spec.method === "GET" || spec.method === "HEAD");
+    const retriable =
+      !spec.unthrottled && spec.stream === undefined && (spec.method === "GET" || spec.method === "HEAD");
+    const streamState = { bytes: 0, finished: false, answered: false, finishedBeforeAnswer: false };
     let attempts = 0;
     let response: RecordedResponse | undefined;
     let error: string | undefined;
@@ -132,7 +148,7 @@ export class HttpClient {
       this.#spent++;
       this.#onSend?.(this.#spent);
       try {
-        response = await this.#dispatch(request, path);
+        response = await this.#dispatch(request, path, spec.stream && streamed(spec.stream, streamState));
         error = undefined;
       } catch (cause) {
         response = undefined;
@@ -155,6 +171,9 @@ export class HttpClient {
       error,
       attempts,
       durationMs: performance.now() - started,
+      ...(spec.stream === undefined
+        ? {}
+        : { stream: { bytes: streamState.bytes, finishedBeforeAnswer: streamState.finishedBeforeAnswer } }),
     };
     this.#exchanges.push(exchange);
     return exchange;
@@ -164,19 +183,45 @@ export class HttpClient {
     await this.#agent.close();
   }
 
-  async #dispatch(request: RecordedRequest, path: string): Promise<RecordedResponse> {
+  async #dispatch(
+    request: RecordedRequest,
+    path: string,
+    stream?: { body: AsyncIterable<Uint8Array>; answered: () => void },
+  ): Promise<RecordedResponse> {
     const result = await this.#agent.request({
       origin: this.#origin,
       path,
       method: request.method as "GET",
       headers: request.headers,
-      body: request.body ?? null,
+      body: stream === undefined ? (request.body ?? null) : Readable.from(stream.body, { objectMode: false }),
       // A check may send a malformed body on purpose; never let undici retry or pipeline it.
       idempotent: false,
     });
+    stream?.answered();
     const text = request.method === "HEAD" ? await drainHead(result.body) : await result.body.text();
     return { status: result.statusCode, headers: flattenHeaders(result.headers), text };
   }
+}
+
+/** Wraps a streamed body: counts its bytes and notes whether it ended before the response came. */
+function streamed(
+  make: (answered: () => boolean) => AsyncIterable<Uint8Array>,
+  state: { bytes: number; finished: boolean; answered: boolean; finishedBeforeAnswer: boolean },
+): { body: AsyncIterable<Uint8Array>; answered: () => void } {
+  async function* body(): AsyncGenerator<Uint8Array> {
+    for await (const chunk of make(() => state.answered)) {
+      state.bytes += chunk.length;
+      yield chunk;
+    }
+    state.finished = true;
+    if (!state.answered) state.finishedBeforeAnswer = true;
+  }
+  return {
+    body: body(),
+    answered: () => {
+      state.answered = true;
+    },
+  };
 }
 
 const encoder = new TextEncoder();

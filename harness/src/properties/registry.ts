@@ -251,7 +251,7 @@ export const PROPERTIES: readonly PropertyDefinition[] = [
   {
     id: "P-13",
     title: "Formatting then parsing an amount is the identity",
-    statement: "parseAmount(formatUnits(u, D), D) = u for every u ≥ 1",
+    statement: "parseAmount(formatUnits(u, D), D) = u for every 1 ≤ u ≤ 2^256 − 1",
     proves:
       "No amount changes on its way to the wire and back: the principal echoed is exactly the one computed with.",
     source: "CONTRACT §2 (invariants), §1",

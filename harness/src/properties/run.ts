@@ -70,7 +70,10 @@ export function runProperties(
     };
     if (!details.failed) {
       results.push({ ...base, status: "passed" });
-      print(`✔ ${definition.id}  ${definition.title}  (${details.numRuns} runs, ${durationMs} ms)`);
+      const discarded = details.numSkips > 0 ? `, ${details.numSkips} generated inputs discarded` : "";
+      print(
+        `✔ ${definition.id}  ${definition.title}  (${details.numRuns} runs${discarded}, ${durationMs} ms)`,
+      );
       print(`         ${definition.statement}`);
       continue;
     }
