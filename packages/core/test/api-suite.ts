@@ -178,6 +178,14 @@ export function runApiSuite(name: string, mount: Mount): void {
         const get = await t.get(`${P}/products`);
         assert.equal(res.headers["content-length"], String(new TextEncoder().encode(get.text).byteLength));
       });
+      test("HEAD's Content-Length is GET's body length in bytes, not characters", async () => {
+        const path = `${P}/openapi.json`;
+        const get = await t.get(path, null);
+        assert.notEqual(get.text.length, new TextEncoder().encode(get.text).byteLength); // non-ASCII
+        const head = await t.send({ method: "HEAD", path, headers: {} });
+        assert.equal(head.text, "");
+        assert.equal(head.headers["content-length"], String(new TextEncoder().encode(get.text).byteLength));
+      });
       test("every response carries the common headers (CONTRACT §9)", async () => {
         for (const res of [await t.get(`${P}/products`), await t.get(`${P}/nope`, null)]) {
           assert.match(res.headers["x-request-id"] ?? "", /^req_/);
@@ -283,6 +291,28 @@ export function runApiSuite(name: string, mount: Mount): void {
           "product_not_found",
         );
       });
+      test("a slug outside the pattern never reaches the product source", async () => {
+        const data = loadSandbox();
+        const asked: string[] = [];
+        // A store with a case-insensitive collation would match "USDC-BASE-PRIME" if it were asked.
+        const r = await start(mount, {
+          products: {
+            listProducts: data.products.listProducts.bind(data.products),
+            getProduct: (partnerId: string, slug: string) => {
+              asked.push(slug);
+              return data.products.getProduct(partnerId, slug.toLowerCase());
+            },
+          },
+        });
+        try {
+          for (const slug of ["USDC-BASE-PRIME", "-usdc-base-prime", `a${"b".repeat(64)}`])
+            expectProblem(await r.get(`${P}/products/${slug}`), 404, "product_not_found");
+          assert.deepEqual(asked, []);
+          assert.equal((await r.get(`${P}/products/usdc-base-prime`)).status, 200);
+        } finally {
+          await r.close();
+        }
+      });
       test("partners are isolated: the second partner sees only its own products", async () => {
         const res = await t.get(`${P}/products`, DEMO.otherPartnerSandboxApiKey);
         const body = ProductListResponse.parse(json(res));
@@ -320,6 +350,19 @@ export function runApiSuite(name: string, mount: Mount): void {
           usd_value: formatUnits(usdValueCents(assets, 6, 999800000000000000n), 2),
         });
         assert.equal(pos.shares, "1500.25");
+      });
+      test("a wallet with shares but no known USD price → 503 service_unavailable, Retry-After: 60", async () => {
+        const r = await start(mount, { prices: { getUsdPriceWad: () => Promise.resolve(undefined) } });
+        try {
+          const res = await r.get(`${P}/products/usdc-base-prime/position?address=${WALLET}`);
+          expectProblem(res, 503, "service_unavailable");
+          assert.equal(res.headers["retry-after"], "60");
+          // No shares, no price needed.
+          const empty = await r.get(`${P}/products/usdc-base-prime/position?address=${EMPTY_WALLET}`);
+          assert.equal(empty.status, 200, empty.text);
+        } finally {
+          await r.close();
+        }
       });
       test("a wallet that holds nothing gets 200 with zeros", async () => {
         const res = await t.get(`${P}/products/usdc-base-prime/position?address=${EMPTY_WALLET}`);
@@ -760,6 +803,13 @@ export function runApiSuite(name: string, mount: Mount): void {
           "event_type_mismatch",
         );
       });
+      test("X-Partner-Event must equal event_type exactly (case included)", async () => {
+        expectProblem(
+          await t.postEvent(eventBody(), { "x-partner-event": "Partner.User.Created" }),
+          400,
+          "event_type_mismatch",
+        );
+      });
       test("a body over the limit → 413 payload_too_large", async () => {
         const big = eventBody({ data: { blob: "x".repeat(70_000) } });
         expectProblem(await t.postEvent(big), 413, "payload_too_large");
@@ -810,6 +860,18 @@ export function runApiSuite(name: string, mount: Mount): void {
         assert.equal(await t.api.events.find(DEMO.partnerId, "sandbox", key), undefined);
         const res = await t.postEvent(body, { "idempotency-key": key });
         assert.equal(json(res)["duplicate"], false);
+      });
+      test("idempotency keys are compared exactly: Key-A and key-A are two events", async () => {
+        const suffix = crypto.randomUUID();
+        const a = await t.postEvent(eventBody(), { "idempotency-key": `Key-A-${suffix}` });
+        const b = await t.postEvent(eventBody(), { "idempotency-key": `key-A-${suffix}` });
+        assert.equal(a.status, 200, a.text);
+        assert.equal(b.status, 200, b.text);
+        assert.equal(json(b)["duplicate"], false);
+        assert.equal(
+          (await t.api.events.find(DEMO.partnerId, "sandbox", `key-A-${suffix}`))?.id,
+          json(b)["event_id"],
+        );
       });
       test("idempotency is scoped per partner", async () => {
         const key = `scope-${crypto.randomUUID()}`;
@@ -903,6 +965,57 @@ export function runApiSuite(name: string, mount: Mount): void {
           assert.ok(Number(res.headers["retry-after"]) >= 1);
         } finally {
           await r.close();
+        }
+      });
+    });
+
+    describe("rate limits: gaps found by mutation testing", () => {
+      test("wrong-environment keys count as failed authentications; a missing key does not", async () => {
+        const r = await start(mount);
+        try {
+          for (let i = 0; i < 40; i++)
+            expectProblem(await r.get(`${P}/products`, null), 401, "missing_api_key");
+          for (let i = 0; i < 30; i++)
+            expectProblem(await r.get(`${P}/products`, DEMO.productionApiKey), 401, "wrong_environment");
+          expectProblem(await r.get(`${P}/products`, DEMO.productionApiKey), 429, "rate_limited");
+        } finally {
+          await r.close();
+        }
+      });
+      test("concurrent guesses that all pass the pre-check: only 30 are answered 401", async () => {
+        const r = await start(mount);
+        try {
+          const results = await Promise.all(
+            Array.from({ length: 40 }, () => r.get(`${P}/products`, "not-a-key")),
+          );
+          const statuses = results.map((x) => x.status);
+          assert.equal(statuses.filter((s) => s === 401).length, 30, statuses.join(","));
+          assert.equal(statuses.filter((s) => s === 429).length, 10, statuses.join(","));
+        } finally {
+          await r.close();
+        }
+      });
+      test("the quota is per partner AND environment, even with a shared limiter", async () => {
+        const shared = new MemoryRateLimiter();
+        const sandbox = await start(mount, { rateLimiter: shared, rateLimitOverride: 2 });
+        const production = await start(mount, {
+          environment: "production",
+          rateLimiter: shared,
+          rateLimitOverride: 2,
+        });
+        try {
+          for (let i = 0; i < 2; i++) assert.equal((await sandbox.get(`${P}/products`)).status, 200);
+          expectProblem(await sandbox.get(`${P}/products`), 429, "rate_limited");
+          const prod = await production.get(`${P}/products`, DEMO.productionApiKey);
+          assert.equal(prod.status, 200, prod.text);
+          assert.equal(
+            prod.headers["ratelimit"]?.startsWith('"production";r=1;'),
+            true,
+            prod.headers["ratelimit"],
+          );
+        } finally {
+          await sandbox.close();
+          await production.close();
         }
       });
     });

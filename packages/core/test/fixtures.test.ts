@@ -164,6 +164,13 @@ test("a broken fixture fails loudly, naming the file and the field", () => {
     "prices.json",
     "[0].usd_price",
   );
+  expectFixtureError(
+    broken("partners.json", (r) => {
+      r[1].api_keys[0].key_hash = r[0].api_keys[0].key_hash;
+    }),
+    "partners.json",
+    "[1].api_keys[0].key_hash",
+  );
   const files = readFixtureFiles();
   expectFixtureError(
     () => loadFixtures({ ...files, "vaults.json": undefined }, { dir: "fixtures" }),

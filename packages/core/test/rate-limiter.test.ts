@@ -131,3 +131,35 @@ test("idle partners and addresses are forgotten", async () => {
   await limiter.hit("someone-else", 30, WINDOW);
   assert.equal(limiter.size, 1);
 });
+
+test("property: waiting retryAfterSeconds after a refusal is always enough", async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.integer({ min: 1, max: 5 }),
+      fc.array(fc.integer({ min: 0, max: 30_000 }), { minLength: 1, maxLength: 50 }),
+      async (quota, gaps) => {
+        const { c, limiter } = clock();
+        for (const gap of gaps) {
+          c.now += gap;
+          const d = await limiter.hit("k", quota, WINDOW);
+          if (d.allowed) continue;
+          const saved = c.now;
+          c.now += d.retryAfterSeconds * 1000;
+          if (!(await limiter.peek("k", quota, WINDOW)).allowed) return false;
+          c.now = saved;
+        }
+        return true;
+      },
+    ),
+    fcParams(),
+  );
+});
+
+test("retryAfterSeconds rounds up: 29.4 s is 30, not 29", async () => {
+  const { c, limiter } = clock();
+  await limiter.hit("p", 1, WINDOW);
+  c.now += 30_600;
+  const refused = await limiter.hit("p", 1, WINDOW);
+  assert.equal(refused.retryAfterSeconds, 30);
+  assert.equal(refused.resetSeconds, 30);
+});

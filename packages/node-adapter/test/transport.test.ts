@@ -174,6 +174,67 @@ describe("request bodies", () => {
     await conn.closed();
   });
 
+  test("a body of exactly the limit is read (Content-Length and chunked); one byte more is 413", async () => {
+    const exact = (key: string, size: number) => {
+      const base = JSON.stringify({
+        event_type: "partner.user.created",
+        occurred_at: "2026-11-20T10:15:00Z",
+        data: { user_id: key, blob: "" },
+      });
+      const body = base.replace('"blob":""', `"blob":"${"x".repeat(size - base.length)}"`);
+      assert.equal(Buffer.byteLength(body), size);
+      return body;
+    };
+    for (const chunked of [false, true]) {
+      for (const [size, status] of [
+        [LIMIT, 200],
+        [LIMIT + 1, 413],
+      ] as const) {
+        const key = `k-exact-${chunked}-${size}`;
+        const body = exact(key, size);
+        const conn = await RawConnection.open(server.port);
+        const framing = chunked ? { "transfer-encoding": "chunked" } : { "content-length": size };
+        conn.write(requestHead("POST", INBOUND, { ...eventHeaders(body, key), ...framing }));
+        conn.write(chunked ? `${size.toString(16)}\r\n${body}\r\n0\r\n\r\n` : body);
+        const res = await conn.response();
+        assert.equal(res.status, status, `${chunked ? "chunked" : "Content-Length"} ${size}: ${res.body}`);
+        conn.socket.destroy();
+      }
+    }
+  });
+
+  test("an unread body of exactly drainLimitBytes is drained; a chunked one closes the connection", async () => {
+    const conn = await RawConnection.open(server.port);
+    conn.write(
+      requestHead("POST", INBOUND, {
+        ...eventHeaders("{}", "k-d1"),
+        "x-api-key": "wrong",
+        "content-length": LIMIT,
+      }),
+    );
+    const refused = await conn.response(); // answered before the body is sent
+    assert.equal(refused.status, 401);
+    assert.notEqual(refused.headers["connection"], "close");
+    conn.write(Buffer.alloc(LIMIT, 120));
+    conn.write(requestHead("GET", "/api/partner/products", { "x-api-key": KEY }));
+    assert.equal((await conn.response()).status, 200);
+    conn.socket.destroy();
+
+    const chunked = await RawConnection.open(server.port);
+    chunked.write(
+      requestHead("POST", INBOUND, {
+        ...eventHeaders("{}", "k-d2"),
+        "x-api-key": "wrong",
+        "transfer-encoding": "chunked",
+      }),
+    );
+    chunked.write("2\r\n{}\r\n");
+    const r = await chunked.response();
+    assert.equal(r.status, 401);
+    assert.equal(r.headers["connection"], "close");
+    await chunked.closed();
+  });
+
   test("Expect: 100-continue: the upload is invited only once the core asks for the body", async () => {
     const body = eventBody();
     const refused = await RawConnection.open(server.port);
