@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
-import { findInexactNumber, isExactJsonNumber } from "../src/index.js";
-import { fcParams } from "./fc-config.js";
+import { findInexactNumber, isExactJsonNumber } from "../../src/index.js";
+import { fcParams } from "../fc-config.js";
 
 test("exact and inexact number tokens", () => {
   for (const t of [

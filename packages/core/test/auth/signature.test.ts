@@ -13,8 +13,8 @@ import {
   SignatureVerifier,
   signBody,
   toHex,
-} from "../src/signature.js";
-import { fcParams } from "./fc-config.js";
+} from "../../src/auth/signature.js";
+import { fcParams } from "../fc-config.js";
 
 interface RfcRow {
   case: string;
@@ -23,7 +23,7 @@ interface RfcRow {
   hmac_sha256_hex: string;
 }
 
-const vectors = JSON.parse(readFileSync(new URL("./vectors/hmac-sha256.json", import.meta.url), "utf8")) as {
+const vectors = JSON.parse(readFileSync(new URL("../vectors/hmac-sha256.json", import.meta.url), "utf8")) as {
   rfc4231: RfcRow[];
   github_example: { secret: string; payload: string; header: string };
 };

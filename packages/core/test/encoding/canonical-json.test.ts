@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
-import { canonicalJson, MAX_JSON_DEPTH } from "../src/canonical-json.js";
-import { fcParams } from "./fc-config.js";
+import { canonicalJson, MAX_JSON_DEPTH } from "../../src/encoding/canonical-json.js";
+import { fcParams } from "../fc-config.js";
 
 /** Re-serialises a JSON value with reversed key order and some whitespace. */
 function reshuffled(value: unknown): string {

@@ -8,8 +8,8 @@ import {
   MAX_UINT256,
   parseAmount,
   parseDecimal,
-} from "../src/decimal.js";
-import { fcParams } from "./fc-config.js";
+} from "../../src/math/decimal.js";
+import { fcParams } from "../fc-config.js";
 
 const FORMAT_REASON =
   "amount must be a plain decimal number like 1000.5 (no sign, exponent, spaces or separators)";

@@ -3,8 +3,8 @@
  * with a database or the chain (ERC-4626 `convertToAssets` via an RPC) without touching the core.
  * The in-memory implementations, filled from fixtures, are the embedded default.
  */
-import type { ProductStatus } from "./schemas.js";
-import { convertToAssets } from "./yield-math.js";
+import type { ProductStatus } from "../http/schemas.js";
+import { convertToAssets } from "../math/yield-math.js";
 
 /** A product as the core holds it: amounts in base units, rates scaled by 10^18 (CONTRACT §1). */
 export interface ProductRecord {

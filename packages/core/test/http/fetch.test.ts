@@ -1,8 +1,8 @@
 /** `toFetchHandler`: the core behind a Web-standard `(Request) => Promise<Response>`. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { createPartnerApi, signBody, toFetchHandler } from "../src/index.js";
-import { DEMO, loadSandbox } from "./sandbox.js";
+import { createPartnerApi, signBody, toFetchHandler } from "../../src/index.js";
+import { DEMO, loadSandbox } from "../sandbox.js";
 
 const api = createPartnerApi({ environment: "sandbox", ...loadSandbox() });
 const handler = toFetchHandler(api, { clientAddress: () => "198.51.100.4" });

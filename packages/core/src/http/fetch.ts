@@ -3,7 +3,7 @@
  * `toFetchHandler(api)` is a `(Request) => Promise<Response>`.
  */
 import { BodyTooLargeError } from "./body.js";
-import type { PartnerApiHandler } from "./http-types.js";
+import type { PartnerApiHandler } from "./plain-request.js";
 
 export interface FetchHandlerOptions {
   /**

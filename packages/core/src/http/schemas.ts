@@ -3,8 +3,8 @@
  * code and generate the OpenAPI document (CONTRACT §1, §5, §6, §8).
  */
 import { z } from "zod";
+import { CANONICAL_DECIMAL } from "../math/decimal.js";
 import { isRfc3339DateTime } from "./date-time.js";
-import { CANONICAL_DECIMAL } from "./decimal.js";
 import { ERROR_CODES } from "./errors.js";
 
 /** A product slug (CONTRACT §3): anything else cannot name a product. */

@@ -2,10 +2,10 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, test } from "node:test";
 import fc from "fast-check";
-import { parseAddress, toChecksumAddress } from "../src/address.js";
-import { fcParams } from "./fc-config.js";
+import { parseAddress, toChecksumAddress } from "../../src/evm/address.js";
+import { fcParams } from "../fc-config.js";
 
-const vectors = JSON.parse(readFileSync(new URL("./vectors/eip55.json", import.meta.url), "utf8")) as {
+const vectors = JSON.parse(readFileSync(new URL("../vectors/eip55.json", import.meta.url), "utf8")) as {
   valid: string[];
   checksummed_form: Record<string, string>;
 };

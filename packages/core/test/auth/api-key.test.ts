@@ -10,10 +10,10 @@ import {
   hashApiKey,
   isSigningSecret,
   parseApiKey,
-} from "../src/api-key.js";
-import { BASE62_ALPHABET, encodeBase62, isBase62, randomBase62 } from "../src/base62.js";
-import { crc32 } from "../src/crc32.js";
-import { fcParams } from "./fc-config.js";
+} from "../../src/auth/api-key.js";
+import { BASE62_ALPHABET, encodeBase62, isBase62, randomBase62 } from "../../src/auth/base62.js";
+import { crc32 } from "../../src/auth/crc32.js";
+import { fcParams } from "../fc-config.js";
 
 const encoder = new TextEncoder();
 const ENVIRONMENTS: readonly Environment[] = ["sandbox", "production"];

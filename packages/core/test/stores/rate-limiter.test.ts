@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
-import { MemoryRateLimiter } from "../src/index.js";
-import { fcParams } from "./fc-config.js";
+import { MemoryRateLimiter } from "../../src/index.js";
+import { fcParams } from "../fc-config.js";
 
 const WINDOW = 60_000;
 

@@ -27,8 +27,8 @@ import {
   signBody,
   toChecksumAddress,
   usdValueCents,
-} from "../src/index.js";
-import { DEMO, loadSandbox } from "./sandbox.js";
+} from "../../src/index.js";
+import { DEMO, loadSandbox } from "../sandbox.js";
 
 export interface SentRequest {
   readonly method: string;

@@ -1,5 +1,5 @@
 /** The API suite in-process: `handle()` called directly, no socket. */
-import type { PartnerApiHandler } from "../src/index.js";
+import type { PartnerApiHandler } from "../../src/index.js";
 import { runApiSuite } from "./api-suite.js";
 
 runApiSuite("in-process handle()", async (api: PartnerApiHandler) => ({

@@ -3,30 +3,30 @@
  * No sockets, no framework: adapters translate to and from `PlainRequest` / `PlainResponse`.
  */
 import { sha256 as nobleSha256 } from "@noble/hashes/sha2.js";
-import { parseAddress } from "./address.js";
-import { type Environment, hashApiKey, parseApiKey } from "./api-key.js";
-import type { PartnerApiOptions } from "./api-options.js";
-import { BodyTooLargeError, InvalidBodyError } from "./body.js";
-import { canonicalJson, MAX_JSON_DEPTH } from "./canonical-json.js";
-import { formatUnits, parseAmount } from "./decimal.js";
-import { ApiError, problemBody } from "./errors.js";
-import { type EventStore, MemoryEventStore } from "./event-store.js";
-import { findInexactNumber, MAX_EXACT_SIGNIFICANT_DIGITS } from "./exact-numbers.js";
-import type { PartnerApiHandler, PlainRequest, PlainResponse } from "./http-types.js";
-import { buildOpenApiDocument } from "./openapi.js";
-import type { Partner } from "./partner-store.js";
-import { MemoryRateLimiter, type RateDecision } from "./rate-limiter.js";
-import { IDEMPOTENCY_KEY_PATTERN, PartnerEvent, SLUG_PATTERN } from "./schemas.js";
+import { type Environment, hashApiKey, parseApiKey } from "../auth/api-key.js";
 import {
   type HmacPort,
   nobleHmacSha256,
   parseSignatureHeader,
   SignatureVerifier,
   toHex,
-} from "./signature.js";
-import type { ProductRecord } from "./sources.js";
-import { StoreUnavailableError } from "./store-errors.js";
-import { netApy, quoteYield, RATE_DECIMALS, usdValueCents } from "./yield-math.js";
+} from "../auth/signature.js";
+import { canonicalJson, MAX_JSON_DEPTH } from "../encoding/canonical-json.js";
+import { parseAddress } from "../evm/address.js";
+import { formatUnits, parseAmount } from "../math/decimal.js";
+import { findInexactNumber, MAX_EXACT_SIGNIFICANT_DIGITS } from "../math/exact-numbers.js";
+import { netApy, quoteYield, RATE_DECIMALS, usdValueCents } from "../math/yield-math.js";
+import { type EventStore, MemoryEventStore } from "../stores/event-store.js";
+import type { Partner } from "../stores/partner-store.js";
+import type { ProductRecord } from "../stores/product-source.js";
+import { MemoryRateLimiter, type RateDecision } from "../stores/rate-limiter.js";
+import { StoreUnavailableError } from "../stores/store-errors.js";
+import { BodyTooLargeError, InvalidBodyError } from "./body.js";
+import { ApiError, problemBody } from "./errors.js";
+import { buildOpenApiDocument } from "./openapi.js";
+import type { PartnerApiOptions } from "./partner-api-options.js";
+import type { PartnerApiHandler, PlainRequest, PlainResponse } from "./plain-request.js";
+import { IDEMPOTENCY_KEY_PATTERN, PartnerEvent, SLUG_PATTERN } from "./schemas.js";
 
 export interface PartnerApi extends PartnerApiHandler {
   readonly environment: Environment;

@@ -2,8 +2,14 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, test } from "node:test";
 import fc from "fast-check";
-import { formatUnits, isCanonicalDecimal, MAX_UINT256, parseAmount, parseDecimal } from "../src/decimal.js";
-import { integerNthRoot } from "../src/integer-root.js";
+import {
+  formatUnits,
+  isCanonicalDecimal,
+  MAX_UINT256,
+  parseAmount,
+  parseDecimal,
+} from "../../src/math/decimal.js";
+import { integerNthRoot } from "../../src/math/integer-root.js";
 import {
   annualYield,
   convertToAssets,
@@ -16,8 +22,8 @@ import {
   ROOT_SCALE,
   usdValueCents,
   WAD,
-} from "../src/yield-math.js";
-import { fcParams } from "./fc-config.js";
+} from "../../src/math/yield-math.js";
+import { fcParams } from "../fc-config.js";
 
 interface YieldVector {
   amount: string;
@@ -39,7 +45,7 @@ interface ConvertVector {
   assets: string;
 }
 
-const vectors = JSON.parse(readFileSync(new URL("./vectors/yield.json", import.meta.url), "utf8")) as {
+const vectors = JSON.parse(readFileSync(new URL("../vectors/yield.json", import.meta.url), "utf8")) as {
   yield_calc: YieldVector[];
   convert_to_assets_base_units: ConvertVector[];
 };

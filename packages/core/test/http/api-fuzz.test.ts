@@ -6,9 +6,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
-import { createPartnerApi, Problem, signBody } from "../src/index.js";
-import { fcParams } from "./fc-config.js";
-import { DEMO, loadSandbox } from "./sandbox.js";
+import { createPartnerApi, Problem, signBody } from "../../src/index.js";
+import { fcParams } from "../fc-config.js";
+import { DEMO, loadSandbox } from "../sandbox.js";
 
 const api = createPartnerApi({
   environment: "sandbox",

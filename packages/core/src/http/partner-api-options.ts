@@ -2,13 +2,13 @@
  * Options of `createPartnerApi`. Every store is a port: pass your own backend or take the
  * in-memory default.
  */
-import type { Environment } from "./api-key.js";
-import type { EventStore } from "./event-store.js";
-import type { KeyStore } from "./key-store.js";
-import type { PartnerStore } from "./partner-store.js";
-import type { RateLimiter } from "./rate-limiter.js";
-import type { HmacPort } from "./signature.js";
-import type { PositionSource, PriceSource, ProductSource } from "./sources.js";
+import type { Environment } from "../auth/api-key.js";
+import type { HmacPort } from "../auth/signature.js";
+import type { EventStore } from "../stores/event-store.js";
+import type { KeyStore } from "../stores/key-store.js";
+import type { PartnerStore } from "../stores/partner-store.js";
+import type { PositionSource, PriceSource, ProductSource } from "../stores/product-source.js";
+import type { RateLimiter } from "../stores/rate-limiter.js";
 
 export interface PartnerApiOptions {
   /** The one environment this instance serves (CONTRACT §9). */
