@@ -6,17 +6,20 @@
  * @module
  */
 import {
-  convertToAssets,
   FIXTURE_FILES,
   type FixtureFileName,
-  formatUnits,
   hashApiKey,
   loadFixtures,
   type ProductRecord,
+} from "@partner-yield/core";
+import {
+  convertToAssets,
+  formatUnits,
   parseDecimal,
   RATE_DECIMALS,
+  unwrap,
   usdValueCents,
-} from "@partner-yield/core";
+} from "@partner-yield/core/math";
 import { ConfigError } from "./config.js";
 
 interface VaultRow {
@@ -75,7 +78,7 @@ export function referenceFixtures(
   for (const row of files["prices.json"] as Raw)
     prices.set(
       key(row["chain_id"] as number, row["asset_address"] as string),
-      parseDecimal(row["usd_price"] as string, RATE_DECIMALS),
+      unwrap(parseDecimal(row["usd_price"] as string, RATE_DECIMALS)),
     );
   const keyOwners = new Map<string, string>();
   for (const partner of files["partners.json"] as Raw)

@@ -13,8 +13,9 @@ import {
   netApy,
   parseDecimal,
   quoteYield,
+  unwrap,
   usdValueCents,
-} from "@partner-yield/core";
+} from "@partner-yield/core/math";
 import { GENERATED_BLOCKS, replaceGenerated } from "../src/docs/tables.js";
 
 const root = new URL("../../", import.meta.url);
@@ -33,7 +34,7 @@ describe("generated tables", () => {
 
 describe("docs/math.md worked examples are what the code computes", () => {
   const math = read("docs/math.md");
-  const wad = (text: string) => parseDecimal(text, 18);
+  const wad = (text: string) => unwrap(parseDecimal(text, 18));
   const quote = (units: bigint, decimals: number, apy: string, s: number, p: number) =>
     quoteYield({
       amountUnits: units,

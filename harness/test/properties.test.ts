@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { annualYield, monthlyYield, WAD } from "@partner-yield/core";
+import { annualYield, monthlyYield, WAD } from "@partner-yield/core/math";
 import fc from "fast-check";
 import { main } from "../src/main.js";
 import { principalUnits, rateWad } from "../src/properties/arbitraries.js";

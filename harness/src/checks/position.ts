@@ -3,7 +3,8 @@
  * form, an empty wallet is zeros, and a real position is formatted at the right precision.
  * @module
  */
-import { isCanonicalDecimal, toChecksumAddress } from "@partner-yield/core";
+import { toChecksumAddress } from "@partner-yield/core";
+import { isCanonicalDecimal } from "@partner-yield/core/math";
 import { expectedPosition, productsOfKey } from "../fixtures.js";
 import type { Exchange } from "../http/client.js";
 import { missingSlug } from "./auth.js";

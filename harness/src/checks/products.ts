@@ -4,16 +4,15 @@
  * fee formula. Products are taken from what the target lists, never from hard-coded slugs.
  * @module
  */
+import { canonicalJson, EVM_CHAINS, parseAddress } from "@partner-yield/core";
 import {
-  canonicalJson,
-  EVM_CHAINS,
   formatUnits,
   isCanonicalDecimal,
   netApy,
-  parseAddress,
   parseDecimal,
   RATE_DECIMALS,
-} from "@partner-yield/core";
+  unwrap,
+} from "@partner-yield/core/math";
 import { missingSlug } from "./auth.js";
 import {
   type CheckContext,
@@ -114,7 +113,7 @@ export const PRODUCT_CHECKS: readonly CheckDefinition[] = [
             const value = p.raw[field];
             const parsed = typeof value === "string" ? parseAddress(value) : undefined;
             t.check(
-              parsed?.ok === true && parsed.address === value,
+              parsed?.ok === true && parsed.value === value,
               `${p.slug}: ${field} should be 0x + 40 hex digits in EIP-55 form, got ${JSON.stringify(value)}`,
               ex,
             );
@@ -142,8 +141,8 @@ export const PRODUCT_CHECKS: readonly CheckDefinition[] = [
         const ex = await t.get(productPath(p.slug));
         const body = t.expectOk(ex, `GET product ${p.slug}`);
         t.check(isRecord(body["data"]), `GET product ${p.slug}: "data" is not an object`, ex);
-        const single = canonicalJson(body["data"]);
-        const listed = canonicalJson(p.raw);
+        const single = unwrap(canonicalJson(body["data"]));
+        const listed = unwrap(canonicalJson(p.raw));
         t.check(
           single === listed,
           `GET product ${p.slug} differs from the list entry:\n  list: ${listed}\n  get:  ${single}`,
@@ -210,7 +209,7 @@ export const PRODUCT_CHECKS: readonly CheckDefinition[] = [
         );
         let expected: string;
         try {
-          const apy = parseDecimal(m["underlying_apy"], RATE_DECIMALS);
+          const apy = unwrap(parseDecimal(m["underlying_apy"], RATE_DECIMALS));
           expected = formatUnits(netApy(apy, p.serviceFeeBps, p.partnerFeeBps), RATE_DECIMALS);
         } catch (error) {
           t.fail(`${p.slug}: cannot compute the net APY: ${(error as Error).message}`, ex);

@@ -6,18 +6,14 @@
  * @module
  */
 import {
-  formatUnits,
   type PartnerApi,
   type PartnerApiHandler,
   type PlainRequest,
   type PlainResponse,
   type ProductRecord,
-  parseDecimal,
-  quoteYield,
-  RATE_DECIMALS,
   signBody,
-  WAD,
 } from "@partner-yield/core";
+import { formatUnits, parseDecimal, quoteYield, RATE_DECIMALS, unwrap, WAD } from "@partner-yield/core/math";
 
 /** What a fault may need to know about the target it breaks. */
 export interface FaultContext {
@@ -214,7 +210,7 @@ export const FAULTS: readonly Fault[] = [
       intercept(api, async (req, next) =>
         rewriteQuote(c, req, await next(req), (data, p) => {
           data["monthly_yield"] = formatUnits(
-            parseDecimal(data["annual_yield"]!, p.assetDecimals) / 12n,
+            unwrap(parseDecimal(data["annual_yield"]!, p.assetDecimals)) / 12n,
             p.assetDecimals,
           );
         }),
@@ -227,8 +223,8 @@ export const FAULTS: readonly Fault[] = [
     wrap: (api, c) =>
       intercept(api, async (req, next) =>
         rewriteQuote(c, req, await next(req), (data, p) => {
-          const units = parseDecimal(data["principal"]!, p.assetDecimals);
-          const exact = units * parseDecimal(data["net_apy_for_user"]!, RATE_DECIMALS);
+          const units = unwrap(parseDecimal(data["principal"]!, p.assetDecimals));
+          const exact = units * unwrap(parseDecimal(data["net_apy_for_user"]!, RATE_DECIMALS));
           const ceil = exact % WAD === 0n ? exact / WAD : exact / WAD + 1n;
           data["annual_yield"] = formatUnits(ceil, p.assetDecimals);
         }),
@@ -499,7 +495,7 @@ export const FAULTS: readonly Fault[] = [
         )
           return res;
         const data = quoteYield({
-          amountUnits: parseDecimal(amount, product.assetDecimals),
+          amountUnits: unwrap(parseDecimal(amount, product.assetDecimals)),
           assetDecimals: product.assetDecimals,
           underlyingApyWad: product.metrics.underlyingApyWad,
           serviceFeeBps: product.serviceFeeBps,

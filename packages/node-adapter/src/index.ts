@@ -17,6 +17,7 @@ export { type BodyState, createBodyReader, newBodyState } from "./request-body.j
 export {
   type ErrorLogEntry,
   type LogEntry,
+  type LoggedError,
   logPath,
   type RequestLogEntry,
   type RequestLogOption,

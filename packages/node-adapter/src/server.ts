@@ -63,9 +63,12 @@ export interface NodeApiOptions {
   readonly events?: EventStore | undefined;
   /** Default: a new in-memory rate limiter. */
   readonly rateLimiter?: RateLimiter | undefined;
+  /** Where the API lives; default `/api/partner` (see the core's `basePath`). */
+  readonly basePath?: string | undefined;
   /**
-   * Logging. The API logs its unexpected errors (answered 500 internal_error): one JSON line with
-   * level "error", the request id and the error's name, message and stack, never the request's
+   * Logging. The API logs every 5xx with its cause: one JSON line with level "error", msg
+   * "unexpected_error" (500) or "service_unavailable" (503: a store down, a missing USD price), the
+   * request id, the status and the error's name, message, stack and cause, never the request's
    * headers or body; on stderr for `"json"` (default), to the function, or not at all for `"none"`.
    * The server adds the request log (see `StartServerOptions.log`).
    */
@@ -91,6 +94,7 @@ export function createNodePartnerApi(options: NodeApiOptions = {}): PartnerApi {
     rateLimitOverride: options.rateLimitQuota,
     events: options.events,
     rateLimiter: options.rateLimiter,
+    basePath: options.basePath,
     onError: resolveErrorLog(options.log),
   });
 }

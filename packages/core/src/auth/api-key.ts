@@ -1,19 +1,16 @@
 /**
- * API keys and webhook signing secrets (CONTRACT §4). A key is
+ * API keys (CONTRACT §4). A key is
  * `ypk_test_` | `ypk_live_`, 32 random base62 characters, then a 6-character base62 CRC-32 of
  * everything before it, so a typo is caught without a lookup. Only SHA-256 hashes are stored.
  * @module
  */
 import { sha256 } from "@noble/hashes/sha2.js";
+import { toHex } from "../encoding/hex.js";
+import { accept, type Result, refuse } from "../result.js";
 import { encodeBase62, isBase62, randomBase62 } from "./base62.js";
 import { crc32 } from "./crc32.js";
-import { toHex } from "./signature.js";
-
-/**
- * The environment a key belongs to (CONTRACT §4, §9).
- * @example const env: Environment = "sandbox";
- */
-export type Environment = "sandbox" | "production";
+import type { Environment } from "./environment.js";
+import { systemRandom } from "./random.js";
 
 /**
  * Key prefix per environment.
@@ -29,10 +26,6 @@ const CHECKSUM_CHARS = 6;
 const PREFIX_CHARS = 9;
 const KEY_LENGTH = PREFIX_CHARS + RANDOM_CHARS + CHECKSUM_CHARS;
 const encoder = new TextEncoder();
-
-function systemRandom(n: number): Uint8Array {
-  return crypto.getRandomValues(new Uint8Array(n));
-}
 
 function checksum(body: string): string {
   return encodeBase62(BigInt(crc32(encoder.encode(body))), CHECKSUM_CHARS);
@@ -51,10 +44,11 @@ export function generateApiKey(
 }
 
 /**
- * The outcome of `parseApiKey`: well-formed keys name their environment; nothing else is said.
- * @example const r: ParsedApiKey = { ok: true, environment: "production" };
+ * Why `parseApiKey` refused a key. Callers answering a request say no more than "malformed or
+ * unknown" (CONTRACT §4): the code is for logs and tests.
+ * @example const code: ApiKeyRefusal = "bad_checksum";
  */
-export type ParsedApiKey = { ok: true; environment: Environment } | { ok: false };
+export type ApiKeyRefusal = "wrong_length" | "unknown_prefix" | "not_base62" | "bad_checksum";
 
 function environmentOf(key: string): Environment | undefined {
   if (key.startsWith(API_KEY_PREFIXES.sandbox)) return "sandbox";
@@ -63,19 +57,22 @@ function environmentOf(key: string): Environment | undefined {
 }
 
 /**
- * Checks a key's shape offline: prefix, exact length, base62 characters, checksum. It does not
- * say whether the key exists; that takes a lookup of its hash.
- * @example parseApiKey(generateApiKey("production")); // { ok: true, environment: "production" }
- * @example parseApiKey("ypk_live_nope"); // { ok: false }
+ * Checks a key's shape offline: prefix, exact length, base62 characters, checksum; the value is
+ * the environment its prefix names. It does not say whether the key exists; that takes a lookup
+ * of its hash.
+ * @example parseApiKey(generateApiKey("production")); // { ok: true, value: "production" }
+ * @example parseApiKey("ypk_live_nope").code; // "wrong_length"
  */
-export function parseApiKey(key: string): ParsedApiKey {
-  if (key.length !== KEY_LENGTH) return { ok: false };
+export function parseApiKey(key: string): Result<Environment, ApiKeyRefusal> {
+  if (key.length !== KEY_LENGTH) return refuse("wrong_length", `an API key is ${KEY_LENGTH} characters`);
   const environment = environmentOf(key);
-  if (environment === undefined) return { ok: false };
-  const body = key.slice(0, PREFIX_CHARS + RANDOM_CHARS);
-  const tail = key.slice(PREFIX_CHARS);
-  if (!isBase62(tail) || checksum(body) !== key.slice(PREFIX_CHARS + RANDOM_CHARS)) return { ok: false };
-  return { ok: true, environment };
+  if (environment === undefined)
+    return refuse("unknown_prefix", "an API key starts with ypk_test_ or ypk_live_");
+  if (!isBase62(key.slice(PREFIX_CHARS))) return refuse("not_base62", "an API key ends in base62 characters");
+  if (checksum(key.slice(0, PREFIX_CHARS + RANDOM_CHARS)) !== key.slice(PREFIX_CHARS + RANDOM_CHARS)) {
+    return refuse("bad_checksum", "the API key's checksum does not match (a typo?)");
+  }
+  return accept(environment);
 }
 
 /**
@@ -84,31 +81,4 @@ export function parseApiKey(key: string): ParsedApiKey {
  */
 export function hashApiKey(key: string, hash: (bytes: Uint8Array) => Uint8Array = sha256): string {
   return toHex(hash(encoder.encode(key)));
-}
-
-const BASE64URL_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-const SECRET_PREFIX = "whsec_";
-const SECRET_CHARS = 32;
-const SIGNING_SECRET = /^whsec_[A-Za-z0-9_-]{32}$/;
-
-/**
- * A new webhook signing secret: `whsec_` + 32 base64url characters, 192 random bits
- * (CONTRACT §4). The HMAC key is the whole string.
- * @example generateSigningSecret(); // "whsec_" + 32 chars of [A-Za-z0-9_-]
- */
-export function generateSigningSecret(random: (n: number) => Uint8Array = systemRandom): string {
-  let out = SECRET_PREFIX;
-  // 256 is a multiple of 64: the low six bits of a uniform byte are uniform.
-  for (const byte of random(SECRET_CHARS)) out += BASE64URL_ALPHABET.charAt(byte & 63);
-  if (out.length !== SECRET_PREFIX.length + SECRET_CHARS)
-    throw new RangeError("random source returned too few bytes");
-  return out;
-}
-
-/**
- * True for a string of the signing-secret shape `whsec_` + 32 base64url characters.
- * @example isSigningSecret("whsec_" + "A".repeat(32)); // true
- */
-export function isSigningSecret(s: string): boolean {
-  return s.length === SECRET_PREFIX.length + SECRET_CHARS && SIGNING_SECRET.test(s);
 }

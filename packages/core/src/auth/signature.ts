@@ -5,6 +5,8 @@
  */
 import { hmac } from "@noble/hashes/hmac.js";
 import { sha256 } from "@noble/hashes/sha2.js";
+import { toHex } from "../encoding/hex.js";
+import { accept, type Result, refuse } from "../result.js";
 
 /**
  * HMAC-SHA256 already keyed: `digest` may be called any number of times.
@@ -51,24 +53,36 @@ function hexValue(code: number): number {
 }
 
 /**
- * Decodes an `X-Partner-Signature` header (CONTRACT §5): an optional lowercase `sha256=` prefix,
- * then exactly 64 hex digits in either case. Anything else (absent, short, long, non-hex) is null.
- * A character loop, not a regex, with the length checked first.
- * @example parseSignatureHeader("sha256=757107ea…3e17"); // Uint8Array(32)
- * @example parseSignatureHeader("abc"); // null
+ * Why `parseSignatureHeader` refused a header: absent or empty, or not the shape of CONTRACT §5.
+ * @example const code: SignatureHeaderRefusal = "malformed";
  */
-export function parseSignatureHeader(value: string | undefined): Uint8Array | null {
-  if (value === undefined) return null;
+export type SignatureHeaderRefusal = "missing" | "malformed";
+
+/**
+ * Decodes an `X-Partner-Signature` header (CONTRACT §5): an optional lowercase `sha256=` prefix,
+ * then exactly 64 hex digits in either case. A character loop, not a regex, with the length
+ * checked first.
+ * @example parseSignatureHeader("sha256=757107ea…3e17"); // { ok: true, value: Uint8Array(32) }
+ * @example parseSignatureHeader("abc").code; // "malformed"
+ */
+export function parseSignatureHeader(value: string | undefined): Result<Uint8Array, SignatureHeaderRefusal> {
+  if (value === undefined || value === "") {
+    return refuse("missing", "the X-Partner-Signature header is required");
+  }
   const hex = value.startsWith(SIGNATURE_PREFIX) ? value.slice(SIGNATURE_PREFIX.length) : value;
-  if (hex.length !== SIGNATURE_BYTES * 2) return null;
+  if (hex.length !== SIGNATURE_BYTES * 2) return malformedSignature();
   const out = new Uint8Array(SIGNATURE_BYTES);
   for (let i = 0; i < SIGNATURE_BYTES; i++) {
     const high = hexValue(hex.charCodeAt(2 * i));
     const low = hexValue(hex.charCodeAt(2 * i + 1));
-    if (high < 0 || low < 0) return null;
+    if (high < 0 || low < 0) return malformedSignature();
     out[i] = (high << 4) | low;
   }
-  return out;
+  return accept(out);
+}
+
+function malformedSignature() {
+  return refuse("malformed", "X-Partner-Signature must be 64 hexadecimal digits (HMAC-SHA256)");
 }
 
 /**
@@ -86,7 +100,7 @@ export function constantTimeEqual(a: Uint8Array, b: Uint8Array): boolean {
  * Checks a body against a partner's active signing secrets (CONTRACT §4 rotation): valid when
  * any secret matches. Every secret is tried, each comparison in constant time. The HMAC key is
  * the UTF-8 bytes of the whole secret string, `whsec_` included.
- * @example new SignatureVerifier(["whsec_old…", "whsec_new…"]).verify(body, parseSignatureHeader(header)!);
+ * @example new SignatureVerifier(["whsec_old…", "whsec_new…"]).verify(body, parseSignatureHeader(header).value);
  */
 export class SignatureVerifier {
   readonly #keyed: readonly PreparedHmac[];
@@ -112,16 +126,4 @@ export class SignatureVerifier {
  */
 export function signBody(secret: string, body: Uint8Array, port: HmacPort = nobleHmacSha256): string {
   return toHex(port.prepare(encoder.encode(secret)).digest(body));
-}
-
-const HEX_BYTE: readonly string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
-
-/**
- * Lowercase hex of some bytes.
- * @example toHex(new Uint8Array([0, 255])); // "00ff"
- */
-export function toHex(bytes: Uint8Array): string {
-  let out = "";
-  for (const byte of bytes) out += HEX_BYTE[byte];
-  return out;
 }

@@ -4,13 +4,29 @@
  * fingerprints the same.
  * @module
  */
+import { accept, type Result, refuse } from "../result.js";
 
 /**
  * Deepest nesting of objects and arrays accepted; deeper input is refused (a 400, not a stack
  * overflow).
- * @example canonicalJson(JSON.parse("[".repeat(65) + "]".repeat(65))); // throws RangeError
+ * @example canonicalJson(JSON.parse("[".repeat(65) + "]".repeat(65))).code; // "too_deep"
  */
 export const MAX_JSON_DEPTH = 64;
+
+/**
+ * Why `canonicalJson` refused a value: nested deeper than `MAX_JSON_DEPTH`, or holding something
+ * JSON cannot represent (a bigint anywhere; undefined, a function or a symbol at the top level).
+ * @example const code: CanonicalJsonRefusal = "too_deep";
+ */
+export type CanonicalJsonRefusal = "too_deep" | "not_json";
+
+/** Stops the walk; turned into the refusal by `canonicalJson`. */
+class Unserialisable {
+  constructor(
+    readonly code: CanonicalJsonRefusal,
+    readonly reason: string,
+  ) {}
+}
 
 function serialise(value: unknown, depth: number): string | undefined {
   if (
@@ -21,9 +37,11 @@ function serialise(value: unknown, depth: number): string | undefined {
   ) {
     return JSON.stringify(value);
   }
-  if (typeof value === "bigint") throw new TypeError("canonicalJson cannot serialise a bigint");
+  if (typeof value === "bigint") throw new Unserialisable("not_json", "a bigint cannot be written as JSON");
   if (typeof value !== "object") return undefined; // undefined, function, symbol: omitted, as JSON.stringify does
-  if (depth >= MAX_JSON_DEPTH) throw new RangeError(`JSON nesting is deeper than ${MAX_JSON_DEPTH} levels`);
+  if (depth >= MAX_JSON_DEPTH) {
+    throw new Unserialisable("too_deep", `JSON nesting is deeper than ${MAX_JSON_DEPTH} levels`);
+  }
   if (Array.isArray(value)) {
     const items: string[] = [];
     for (let i = 0; i < value.length; i++) items.push(serialise(value[i], depth + 1) ?? "null");
@@ -42,12 +60,16 @@ function serialise(value: unknown, depth: number): string | undefined {
 /**
  * Serialises a parsed JSON value canonically: keys sorted at every level, no whitespace,
  * primitives as `JSON.stringify` writes them. Meant for `JSON.parse` output.
- * @throws RangeError when objects and arrays nest deeper than `MAX_JSON_DEPTH`.
- * @throws TypeError for a value JSON cannot represent at the top level (undefined, bigint, …).
- * @example canonicalJson({ b: 1, a: [true, { d: null, c: "x" }] }); // '{"a":[true,{"c":"x","d":null}],"b":1}'
+ * @example canonicalJson({ b: 1, a: [true, { d: null, c: "x" }] }); // { ok: true, value: '{"a":[true,{"c":"x","d":null}],"b":1}' }
+ * @example canonicalJson(10n).code; // "not_json"
  */
-export function canonicalJson(value: unknown): string {
-  const text = serialise(value, 0);
-  if (text === undefined) throw new TypeError(`canonicalJson cannot serialise a ${typeof value}`);
-  return text;
+export function canonicalJson(value: unknown): Result<string, CanonicalJsonRefusal> {
+  try {
+    const text = serialise(value, 0);
+    if (text === undefined) return refuse("not_json", `a ${typeof value} cannot be written as JSON`);
+    return accept(text);
+  } catch (error) {
+    if (error instanceof Unserialisable) return refuse(error.code, error.reason);
+    throw error;
+  }
 }

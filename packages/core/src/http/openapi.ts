@@ -1,23 +1,24 @@
 /**
- * The OpenAPI 3.1 document of the partner API, generated from the zod schemas in `schemas.ts`
- * (components) and the tables below (operations, the error codes each one can answer with).
- * There is no second hand-written description: `docs/openapi.json` is this function's output,
- * written by `packages/node-adapter/src/write-openapi.ts` and checked for drift by a test.
+ * The OpenAPI 3.1 document of the partner API, generated from the route table (`ROUTES`: paths,
+ * operations, parameters, the error codes each one can answer with) and the zod schemas
+ * (components). There is no second hand-written description: `docs/openapi.json` is this
+ * function's output, written by `packages/node-adapter/src/write-openapi.ts` and checked for
+ * drift by a test.
  * @module
  */
 import { z } from "zod";
-import { ERRORS, type ErrorCode } from "./errors.js";
+import { DEFAULT_BASE_PATH } from "./base-path.js";
+import { ERRORS, type ErrorCode, PROBLEM_TYPE_BASE } from "./errors.js";
+import { PARAMETERS, type ParameterSpec } from "./parameters.js";
+import { ROUTES, type Route, routeErrorCodes } from "./routes.js";
 import {
   EventAck,
   EventType,
-  EvmAddress,
-  IDEMPOTENCY_KEY_PATTERN,
   PartnerEvent,
   PositionResponse,
   Problem,
   ProductListResponse,
   ProductResponse,
-  SLUG_PATTERN,
   YieldCalculationResponse,
 } from "./schemas.js";
 
@@ -29,40 +30,6 @@ const PROBLEM_JSON = "application/problem+json";
 const JSON_MEDIA = "application/json";
 
 type Json = Record<string, unknown>;
-
-// Request parameters that have no resource schema of their own (CONTRACT §3, §5).
-const SlugParam = z
-  .string()
-  .regex(SLUG_PATTERN)
-  .meta({ description: "Product slug. Unknown, or another partner's product: 404 product_not_found." });
-const AmountParam = z
-  .string()
-  .regex(/^(0|[1-9][0-9]*)(\.[0-9]+)?$/)
-  .meta({
-    description:
-      "Amount to invest, in units of the product's asset: greater than zero, at most asset_decimals fractional " +
-      "digits, at most 2^256 − 1 in base units. No exponent, sign, spaces, separators or leading zeros " +
-      '(CONTRACT §3). "1.50" is accepted and echoed as "1.5".',
-    examples: ["1000", "1.5"],
-  });
-const IdempotencyKeyHeader = z
-  .string()
-  .regex(IDEMPOTENCY_KEY_PATTERN)
-  .meta({
-    description: "1–255 visible ASCII characters, unique per event (CONTRACT §5)",
-    examples: ["evt-2026-11-20-0001"],
-  });
-const SignatureHeader = z
-  .string()
-  .regex(/^(sha256=)?[0-9a-fA-F]{64}$/)
-  .meta({
-    description:
-      "Hex of HMAC-SHA256 over the raw request body, keyed with the UTF-8 bytes of the whole signing secret " +
-      "(whsec_…). Either case; a leading sha256= is tolerated. Compared in constant time (CONTRACT §4, §5).",
-  });
-const ContentTypeHeader = z
-  .enum(["application/json", "application/json; charset=utf-8"])
-  .meta({ description: "application/json, optionally with charset=utf-8; anything else is 415." });
 
 /** HTTP reason phrases of the statuses the API answers with (RFC 9110). */
 const REASON: Readonly<Record<number, string>> = {
@@ -112,141 +79,7 @@ const WHEN: Readonly<Record<ErrorCode, string>> = {
   service_unavailable: "a backing store is unavailable; retry after Retry-After",
 };
 
-/** Errors every authenticated operation can answer with (CONTRACT §4, §6, §7). */
-const AUTHENTICATED_ERRORS: readonly ErrorCode[] = [
-  "missing_api_key",
-  "invalid_api_key",
-  "wrong_environment",
-  "rate_limited",
-  "internal_error",
-  "service_unavailable",
-];
-
-interface OperationSpec {
-  readonly path: string;
-  readonly method: "get" | "post";
-  readonly operationId: string;
-  readonly tag: string;
-  readonly summary: string;
-  readonly description: string;
-  readonly authenticated: boolean;
-  readonly parameters: readonly Json[];
-  readonly requestBody?: Json;
-  readonly success: { readonly description: string; readonly schema: Json; readonly headers?: Json };
-  /** Error codes beyond AUTHENTICATED_ERRORS. */
-  readonly errors: readonly ErrorCode[];
-}
-
-const param = (name: string): Json => ({ $ref: `#/components/parameters/${name}` });
 const header = (name: string): Json => ({ $ref: `#/components/headers/${name}` });
-
-const OPERATIONS: readonly OperationSpec[] = [
-  {
-    path: "/api/partner/products",
-    method: "get",
-    operationId: "listProducts",
-    tag: "Products",
-    summary: "List the partner's products",
-    description:
-      "All products of the calling partner, every status, ordered by slug. No pagination (CONTRACT §8).",
-    authenticated: true,
-    parameters: [],
-    success: { description: "The partner's products.", schema: { $ref: `${REF}ProductListResponse` } },
-    errors: [],
-  },
-  {
-    path: "/api/partner/products/{slug}",
-    method: "get",
-    operationId: "getProduct",
-    tag: "Products",
-    summary: "Get a product",
-    description: "One product of the calling partner, with its latest metrics (null until it has any).",
-    authenticated: true,
-    parameters: [param("slug")],
-    success: { description: "The product.", schema: { $ref: `${REF}ProductResponse` } },
-    errors: ["product_not_found"],
-  },
-  {
-    path: "/api/partner/products/{slug}/position",
-    method: "get",
-    operationId: "getPosition",
-    tag: "Products",
-    summary: "Position of a wallet",
-    description:
-      "A wallet's shares in the product's wrapper, the assets they convert to (ERC-4626 convertToAssets) and " +
-      'their USD value. A wallet that holds nothing gets 200 with "0" everywhere (CONTRACT §2). The product ' +
-      "is resolved before the address is validated. Works for every product status.",
-    authenticated: true,
-    parameters: [param("slug"), param("address")],
-    success: { description: "The wallet's position.", schema: { $ref: `${REF}PositionResponse` } },
-    errors: ["invalid_parameter", "invalid_address", "product_not_found"],
-  },
-  {
-    path: "/api/partner/products/{slug}/yield-calc",
-    method: "get",
-    operationId: "calculateYield",
-    tag: "Products",
-    summary: "Yield calculator",
-    description:
-      "Expected annual and compound-monthly yield of an amount at the product's net APY, exact to the last " +
-      "base unit and never overstated (CONTRACT §2). The product is resolved before the amount is validated.",
-    authenticated: true,
-    parameters: [param("slug"), param("amount")],
-    success: { description: "The yield estimate.", schema: { $ref: `${REF}YieldCalculationResponse` } },
-    errors: [
-      "invalid_parameter",
-      "invalid_amount",
-      "product_not_found",
-      "product_not_active",
-      "metrics_unavailable",
-    ],
-  },
-  {
-    path: "/api/partner/webhooks/inbound",
-    method: "post",
-    operationId: "receivePartnerEvent",
-    tag: "Events",
-    summary: "Receive a partner event",
-    description:
-      "A signed, idempotent event from the partner. Checks run in this order and the first failure wins: " +
-      "authentication (401) → rate limit (429) → body size (413) → Content-Type (415) → signature (401 " +
-      "invalid_signature) → Idempotency-Key (400) → JSON (400 invalid_json) → schema (400 invalid_event) → " +
-      "X-Partner-Event equals event_type (400 event_type_mismatch) → idempotency. A request refused before the " +
-      "idempotency step leaves no record, so it can be fixed and resent with the same key. A repeat with the " +
-      "same key and the same event (canonical JSON) is answered 200 with the original event_id, duplicate: " +
-      "true and Idempotent-Replayed: true; the same key with another event is 422 (CONTRACT §5).",
-    authenticated: true,
-    parameters: [
-      param("X-Partner-Event"),
-      param("X-Partner-Signature"),
-      param("Idempotency-Key"),
-      param("Content-Type"),
-    ],
-    requestBody: {
-      required: true,
-      description: "The event, signed over its exact bytes. At most 64 KiB by default.",
-      content: { [JSON_MEDIA]: { schema: { $ref: `${REF}PartnerEvent` } } },
-    },
-    success: {
-      description: "Accepted: stored durably before this answer, or a duplicate of an earlier event.",
-      schema: { $ref: `${REF}EventAck` },
-      headers: { "Idempotent-Replayed": header("Idempotent-Replayed") },
-    },
-    errors: [
-      "invalid_body",
-      "missing_idempotency_key",
-      "invalid_idempotency_key",
-      "invalid_json",
-      "invalid_event",
-      "event_type_mismatch",
-      "invalid_signature",
-      "idempotency_in_progress",
-      "payload_too_large",
-      "unsupported_media_type",
-      "idempotency_key_reused",
-    ],
-  },
-];
 
 /** Strips what a standalone JSON Schema carries but an embedded one must not. */
 function embedded(schema: Json): Json {
@@ -256,6 +89,20 @@ function embedded(schema: Json): Json {
 
 function jsonSchema(schema: z.ZodType): Json {
   return embedded(z.toJSONSchema(schema, { target: "draft-2020-12" }) as Json);
+}
+
+/** A component schema by reference when it has an id, else inline. */
+function schemaOf(schema: z.ZodType | Readonly<Record<string, unknown>>): Json {
+  if (!(schema instanceof z.ZodType)) return { ...schema };
+  const id = z.globalRegistry.get(schema)?.id;
+  return id === undefined ? jsonSchema(schema) : { $ref: REF + id };
+}
+
+function parameterComponent(spec: ParameterSpec): Json {
+  const out: Json = { name: spec.name, in: spec.in, required: spec.required };
+  if (spec.description !== undefined) out["description"] = spec.description;
+  out["schema"] = schemaOf(spec.schema);
+  return out;
 }
 
 /**
@@ -350,7 +197,7 @@ function errorResponse(status: number, codes: readonly ErrorCode[], authenticate
 function exampleProblem(code: ErrorCode): Json {
   return {
     success: false,
-    type: `https://partner-yield.dev/errors/${code}`,
+    type: PROBLEM_TYPE_BASE + code,
     title: ERRORS[code].title,
     status: ERRORS[code].status,
     code,
@@ -375,47 +222,38 @@ function errorResponses(codes: readonly ErrorCode[], authenticated: boolean): Js
   return out;
 }
 
-function operation(spec: OperationSpec): Json {
-  const codes = spec.authenticated ? [...spec.errors, ...AUTHENTICATED_ERRORS] : [...spec.errors];
+function operation(route: Route): Json {
+  const authenticated = route.access === "partner";
   const op: Json = {
-    operationId: spec.operationId,
-    tags: [spec.tag],
-    summary: spec.summary,
-    description: spec.description,
+    operationId: route.operationId,
+    tags: [route.tag],
+    summary: route.summary,
+    description: route.description,
   };
-  if (!spec.authenticated) op["security"] = [];
-  if (spec.parameters.length > 0) op["parameters"] = spec.parameters;
-  if (spec.requestBody !== undefined) op["requestBody"] = spec.requestBody;
+  if (!authenticated) op["security"] = [];
+  if (route.parameters.length > 0)
+    op["parameters"] = route.parameters.map((name) => ({ $ref: `#/components/parameters/${name}` }));
+  if (route.requestBody !== undefined) {
+    op["requestBody"] = {
+      required: true,
+      description: route.requestBody.description,
+      content: { [JSON_MEDIA]: { schema: schemaOf(route.requestBody.schema) } },
+    };
+  }
   op["responses"] = {
     "200": {
-      description: spec.success.description,
+      description: route.success.description,
       headers: {
         ...COMMON_HEADERS,
-        ...(spec.authenticated ? rateHeaders(true) : {}),
-        ...spec.success.headers,
+        ...(authenticated ? rateHeaders(true) : {}),
+        ...Object.fromEntries((route.success.headers ?? []).map((name) => [name, header(name)])),
       },
-      content: { [JSON_MEDIA]: { schema: spec.success.schema } },
+      content: { [JSON_MEDIA]: { schema: schemaOf(route.success.schema) } },
     },
-    ...errorResponses(codes, spec.authenticated),
+    ...errorResponses(routeErrorCodes(route), authenticated),
   };
   return op;
 }
-
-const OPENAPI_OPERATION: OperationSpec = {
-  path: "/api/partner/openapi.json",
-  method: "get",
-  operationId: "getOpenApiDocument",
-  tag: "Meta",
-  summary: "This document",
-  description: "The OpenAPI 3.1 description of this API. No authentication.",
-  authenticated: false,
-  parameters: [],
-  success: {
-    description: "The OpenAPI document.",
-    schema: { type: "object", description: "An OpenAPI 3.1 document" },
-  },
-  errors: [],
-};
 
 function stringHeader(description: string, required: boolean, schema: Json = { type: "string" }): Json {
   return { description, required, schema };
@@ -443,19 +281,29 @@ const INFO_DESCRIPTION = [
   "  `X-Content-Type-Options: nosniff`. No CORS.",
 ].join("\n");
 
+/** Options of `buildOpenApiDocument`. */
+export interface OpenApiOptions {
+  /** The base path the API is mounted at (`createPartnerApi`'s `basePath`); default `/api/partner`. */
+  readonly basePath?: string | undefined;
+}
+
 /**
- * The OpenAPI 3.1 document of the API: components generated from the zod schemas, one operation
- * per endpoint with every parameter, header, response and error code of the contract.
+ * The OpenAPI 3.1 document of the API: one operation per entry of the route table with every
+ * parameter, header, response and error code of the contract; components generated from the zod
+ * schemas.
  *
  * @example
  * const doc = buildOpenApiDocument();
  * doc.openapi; // "3.1.0"
  * Object.keys(doc.paths as object); // ["/api/partner/products", …]
+ * Object.keys(buildOpenApiDocument({ basePath: "/v1/partner" }).paths as object)[0]; // "/v1/partner/products"
  */
-export function buildOpenApiDocument(): Record<string, unknown> {
+export function buildOpenApiDocument(options: OpenApiOptions = {}): Record<string, unknown> {
+  const basePath = options.basePath ?? DEFAULT_BASE_PATH;
   const paths: Json = {};
-  for (const spec of [...OPERATIONS, OPENAPI_OPERATION]) {
-    paths[spec.path] = { ...(paths[spec.path] as Json | undefined), [spec.method]: operation(spec) };
+  for (const route of ROUTES) {
+    const path = basePath + route.path;
+    paths[path] = { ...(paths[path] as Json | undefined), [route.method.toLowerCase()]: operation(route) };
   }
   return {
     openapi: "3.1.0",
@@ -484,55 +332,9 @@ export function buildOpenApiDocument(): Record<string, unknown> {
             "environment: 401 wrong_environment (CONTRACT §4).",
         },
       },
-      parameters: {
-        slug: { name: "slug", in: "path", required: true, schema: jsonSchema(SlugParam) },
-        address: {
-          name: "address",
-          in: "query",
-          required: true,
-          description:
-            "Wallet address: 0x + 40 hex digits; all-lowercase and all-uppercase are accepted, mixed case must " +
-            "match the EIP-55 checksum. Echoed in EIP-55 form. Given more than once: 400 invalid_parameter.",
-          schema: jsonSchema(EvmAddress),
-        },
-        amount: {
-          name: "amount",
-          in: "query",
-          required: true,
-          description: "Given more than once: 400 invalid_parameter.",
-          schema: jsonSchema(AmountParam),
-        },
-        "X-Partner-Event": {
-          name: "X-Partner-Event",
-          in: "header",
-          required: true,
-          description: "The event type; must equal the body's event_type (else 400 event_type_mismatch).",
-          schema: { $ref: `${REF}EventType` },
-        },
-        "X-Partner-Signature": {
-          name: "X-Partner-Signature",
-          in: "header",
-          required: true,
-          description: "Missing, malformed or not matching: 401 invalid_signature.",
-          schema: jsonSchema(SignatureHeader),
-        },
-        "Idempotency-Key": {
-          name: "Idempotency-Key",
-          in: "header",
-          required: true,
-          description:
-            "Scope: (partner, environment, key). Missing: 400 missing_idempotency_key; malformed: 400 " +
-            "invalid_idempotency_key.",
-          schema: jsonSchema(IdempotencyKeyHeader),
-        },
-        "Content-Type": {
-          name: "Content-Type",
-          in: "header",
-          required: true,
-          description: "Listed for completeness; the request body's media type says the same.",
-          schema: jsonSchema(ContentTypeHeader),
-        },
-      },
+      parameters: Object.fromEntries(
+        Object.entries(PARAMETERS).map(([name, spec]) => [name, parameterComponent(spec)]),
+      ),
       headers: {
         "X-Request-Id": stringHeader(
           "The request's id, also in a problem's request_id and in the server log. A sane incoming X-Request-Id " +

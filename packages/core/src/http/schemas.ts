@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { CANONICAL_DECIMAL } from "../math/decimal.js";
+import { PRODUCT_STATUSES } from "../stores/product-source.js";
 import { isRfc3339DateTime } from "./date-time.js";
 import { ERROR_CODES } from "./errors.js";
 
@@ -30,7 +31,7 @@ export const EvmAddress = z
     examples: ["0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"],
   });
 
-export const ProductStatus = z.enum(["active", "paused", "deprecated"]).meta({
+export const ProductStatus = z.enum(PRODUCT_STATUSES).meta({
   description:
     "active; paused (readable, no new deposits); deprecated (withdraw only, terminal). CONTRACT §8",
 });

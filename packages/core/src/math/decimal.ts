@@ -3,6 +3,7 @@
  * Everything is exact: a decimal string becomes a `bigint` of base units and back, never a float.
  * @module
  */
+import { accept, type Result, refuse } from "../result.js";
 
 /**
  * The canonical decimal form of every amount, rate and value on the wire (CONTRACT §1).
@@ -25,10 +26,23 @@ const MAX_UINT256_DIGITS = MAX_UINT256.toString().length;
 const MAX_DECIMALS = 255;
 
 /**
- * The outcome of `parseAmount`: base units, or a reason a human can act on.
- * @example const r: AmountResult = { ok: false, reason: "amount must be greater than zero" };
+ * Why `parseAmount` refused an amount, in the order the rules are checked (CONTRACT §3).
+ * @example const code: AmountRefusal = "too_many_decimals";
  */
-export type AmountResult = { ok: true; units: bigint } | { ok: false; reason: string };
+export type AmountRefusal =
+  | "empty"
+  | "too_long"
+  | "not_plain_decimal"
+  | "leading_zeros"
+  | "too_many_decimals"
+  | "not_positive"
+  | "too_large";
+
+/**
+ * Why `parseDecimal` refused a decimal.
+ * @example const code: DecimalRefusal = "not_plain_decimal";
+ */
+export type DecimalRefusal = "not_plain_decimal" | "too_many_decimals";
 
 const PLAIN_AMOUNT = /^[0-9]+(\.[0-9]+)?$/;
 const PLAIN_DECIMAL = /^-?[0-9]+(\.[0-9]+)?$/;
@@ -39,10 +53,6 @@ function assertDecimals(decimals: number): void {
   }
 }
 
-function fail(reason: string): AmountResult {
-  return { ok: false, reason };
-}
-
 function digitsPhrase(count: number): string {
   return count === 1 ? "1 fractional digit" : `${count} fractional digits`;
 }
@@ -51,22 +61,27 @@ function digitsPhrase(count: number): string {
  * Validates a user-supplied amount (CONTRACT §3) and converts it to base units.
  * Rules, checked in this order: plain ASCII decimal `^(0|[1-9][0-9]*)(\.[0-9]+)?$`, at most
  * `decimals` fractional digits (trailing zeros count, but are fine within the limit), greater
- * than zero, at most 2^256 − 1 base units. The reason names the rule that failed.
- * @example parseAmount("1.50", 2); // { ok: true, units: 150n }
- * @example parseAmount("1.5000000", 6, "USDC").ok; // false: "amount has 7 fractional digits; USDC allows at most 6"
+ * than zero, at most 2^256 − 1 base units. The refusal's code and reason name the rule that failed.
+ * @throws RangeError when `decimals` is not an integer from 0 to 255 (a bug, not an input).
+ * @example parseAmount("1.50", 2); // { ok: true, value: 150n }
+ * @example parseAmount("1.5000000", 6, "USDC"); // { ok: false, code: "too_many_decimals", reason: "amount has 7 fractional digits; USDC allows at most 6" }
  */
-export function parseAmount(input: string, decimals: number, symbol?: string): AmountResult {
+export function parseAmount(input: string, decimals: number, symbol?: string): Result<bigint, AmountRefusal> {
   assertDecimals(decimals);
   const asset = symbol ?? "the asset";
-  if (input.length === 0) return fail("amount must not be empty");
+  if (input.length === 0) return refuse("empty", "amount must not be empty");
   // Longest valid amount: 78 integer digits, a point and `decimals` fractional digits. Refusing
   // longer input up front bounds the work done on hostile strings.
   const maxLength = MAX_UINT256_DIGITS + 1 + decimals;
   if (input.length > maxLength) {
-    return fail(`amount is too long: ${input.length} characters, at most ${maxLength} for ${asset}`);
+    return refuse(
+      "too_long",
+      `amount is too long: ${input.length} characters, at most ${maxLength} for ${asset}`,
+    );
   }
   if (!PLAIN_AMOUNT.test(input)) {
-    return fail(
+    return refuse(
+      "not_plain_decimal",
       "amount must be a plain decimal number like 1000.5 (no sign, exponent, spaces or separators)",
     );
   }
@@ -74,16 +89,19 @@ export function parseAmount(input: string, decimals: number, symbol?: string): A
   const integerPart = point === -1 ? input : input.slice(0, point);
   const fractionPart = point === -1 ? "" : input.slice(point + 1);
   if (integerPart.length > 1 && integerPart.startsWith("0")) {
-    return fail("amount must not have leading zeros");
+    return refuse("leading_zeros", "amount must not have leading zeros");
   }
   if (fractionPart.length > decimals) {
     const allowed = decimals === 0 ? "no fractional digits" : `at most ${decimals}`;
-    return fail(`amount has ${digitsPhrase(fractionPart.length)}; ${asset} allows ${allowed}`);
+    return refuse(
+      "too_many_decimals",
+      `amount has ${digitsPhrase(fractionPart.length)}; ${asset} allows ${allowed}`,
+    );
   }
   const units = BigInt(integerPart + fractionPart.padEnd(decimals, "0"));
-  if (units === 0n) return fail("amount must be greater than zero");
-  if (units > MAX_UINT256) return fail("amount exceeds the maximum of 2^256 − 1 base units");
-  return { ok: true, units };
+  if (units === 0n) return refuse("not_positive", "amount must be greater than zero");
+  if (units > MAX_UINT256) return refuse("too_large", "amount exceeds the maximum of 2^256 − 1 base units");
+  return accept(units);
 }
 
 /**
@@ -108,15 +126,16 @@ export function formatUnits(units: bigint, decimals: number): string {
 /**
  * Parses a plain decimal (optional leading `-`, ASCII digits, optional fraction with at most
  * `decimals` digits; leading and trailing zeros tolerated) into a `bigint` scaled by 10^decimals.
- * For trusted text such as fixtures (rates, prices, totals); user amounts go through `parseAmount`.
- * @throws RangeError when the text is not such a decimal or has too many fractional digits.
- * @example parseDecimal("0.0523", 18); // 52_300_000_000_000_000n
- * @example parseDecimal("-1.5", 2); // -150n
+ * For data files and responses (rates, prices, totals); user amounts go through `parseAmount`.
+ * @throws RangeError when `decimals` is not an integer from 0 to 255 (a bug, not an input).
+ * @example parseDecimal("0.0523", 18); // { ok: true, value: 52_300_000_000_000_000n }
+ * @example parseDecimal("-1.5", 2); // { ok: true, value: -150n }
+ * @example parseDecimal("1e3", 2); // { ok: false, code: "not_plain_decimal", reason: … }
  */
-export function parseDecimal(text: string, decimals: number): bigint {
+export function parseDecimal(text: string, decimals: number): Result<bigint, DecimalRefusal> {
   assertDecimals(decimals);
   if (!PLAIN_DECIMAL.test(text)) {
-    throw new RangeError(`not a plain decimal number: ${JSON.stringify(text.slice(0, 80))}`);
+    return refuse("not_plain_decimal", `not a plain decimal number: ${JSON.stringify(text.slice(0, 80))}`);
   }
   const negative = text.startsWith("-");
   const body = negative ? text.slice(1) : text;
@@ -124,12 +143,13 @@ export function parseDecimal(text: string, decimals: number): bigint {
   const integerPart = point === -1 ? body : body.slice(0, point);
   const fractionPart = point === -1 ? "" : body.slice(point + 1);
   if (fractionPart.length > decimals) {
-    throw new RangeError(
+    return refuse(
+      "too_many_decimals",
       `decimal ${JSON.stringify(text.slice(0, 80))} has ${digitsPhrase(fractionPart.length)}; at most ${decimals} allowed`,
     );
   }
   const magnitude = BigInt(integerPart + fractionPart.padEnd(decimals, "0"));
-  return negative ? -magnitude : magnitude;
+  return accept(negative ? -magnitude : magnitude);
 }
 
 /**

@@ -154,19 +154,23 @@ export interface YieldQuote {
   net_apy_for_user: string;
 }
 
+/** What `quoteYield` needs: a validated amount in base units and the product's terms. */
+export interface QuoteInput {
+  readonly amountUnits: bigint;
+  readonly assetDecimals: number;
+  /** underlying_apy as a fraction scaled by 10^18. */
+  readonly underlyingApyWad: bigint;
+  readonly serviceFeeBps: number;
+  readonly partnerFeeBps: number;
+}
+
 /**
  * Computes a yield quote from a validated amount (base units) and a product's terms (CONTRACT §2).
  * @example
  * quoteYield({ amountUnits: 1_000_000_000n, assetDecimals: 6, underlyingApyWad: WAD / 20n, serviceFeeBps: 500, partnerFeeBps: 500 });
  * // { principal: "1000", annual_yield: "45", monthly_yield: "3.674809", net_apy_for_user: "0.045" }
  */
-export function quoteYield(input: {
-  amountUnits: bigint;
-  assetDecimals: number;
-  underlyingApyWad: bigint;
-  serviceFeeBps: number;
-  partnerFeeBps: number;
-}): YieldQuote {
+export function quoteYield(input: QuoteInput): YieldQuote {
   const net = netApy(input.underlyingApyWad, input.serviceFeeBps, input.partnerFeeBps);
   return {
     principal: formatUnits(input.amountUnits, input.assetDecimals),

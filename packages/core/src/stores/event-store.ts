@@ -3,7 +3,7 @@
  * (CONTRACT §5). A backend (memory, PostgreSQL, …) implements `EventStore`; the core needs only
  * `append`, which must claim the key and store the event as ONE atomic step.
  */
-import type { Environment } from "../auth/api-key.js";
+import type { Environment } from "../auth/environment.js";
 
 /** What the core hands to the store for a new event. */
 export interface NewEvent {

@@ -2,7 +2,7 @@
  * API keys at rest (CONTRACT §4): only SHA-256 hashes are stored; the plaintext is shown once.
  * A backend implements `KeyStore`; the core looks keys up by hash only.
  */
-import type { Environment } from "../auth/api-key.js";
+import type { Environment } from "../auth/environment.js";
 
 export type ApiKeyStatus = "active" | "revoked";
 

@@ -2,7 +2,7 @@
  * Partners: who they are, their per-environment rate limits (CONTRACT §7) and their active
  * signing secrets (CONTRACT §4; several during a rotation).
  */
-import type { Environment } from "../auth/api-key.js";
+import type { Environment } from "../auth/environment.js";
 
 export interface Partner {
   readonly id: string;

@@ -12,8 +12,9 @@ import {
   parseSignatureHeader,
   SignatureVerifier,
   signBody,
-  toHex,
 } from "../../src/auth/signature.js";
+import { toHex } from "../../src/encoding/hex.js";
+import { unwrap } from "../../src/result.js";
 import { fcParams } from "../fc-config.js";
 
 interface RfcRow {
@@ -81,8 +82,8 @@ describe("GitHub webhook example", () => {
     const hex = header.slice("sha256=".length);
     for (const value of [header, hex, hex.toUpperCase(), "sha256=" + hex.toUpperCase()]) {
       const signature = parseSignatureHeader(value);
-      assert.ok(signature, value);
-      assert.ok(verifier.verify(utf8(payload), signature), value);
+      assert.ok(signature.ok, value);
+      assert.ok(verifier.verify(utf8(payload), signature.value), value);
     }
   });
 });
@@ -91,8 +92,11 @@ describe("parseSignatureHeader", () => {
   const hex = "ab".repeat(32);
 
   test("decodes 64 hex digits to 32 bytes", () => {
-    assert.deepEqual(parseSignatureHeader(hex), new Uint8Array(32).fill(0xab));
-    assert.deepEqual(parseSignatureHeader("sha256=" + "0F".repeat(32)), new Uint8Array(32).fill(0x0f));
+    assert.deepEqual(parseSignatureHeader(hex), { ok: true, value: new Uint8Array(32).fill(0xab) });
+    assert.deepEqual(parseSignatureHeader("sha256=" + "0F".repeat(32)), {
+      ok: true,
+      value: new Uint8Array(32).fill(0x0f),
+    });
   });
 
   test("refuses absent, short, long, non-hex and oddly prefixed values", () => {
@@ -112,7 +116,11 @@ describe("parseSignatureHeader", () => {
       "0x" + hex.slice(2),
       "x".repeat(100_000),
     ];
-    for (const value of refused) assert.equal(parseSignatureHeader(value), null, String(value).slice(0, 80));
+    for (const value of refused) {
+      const result = parseSignatureHeader(value);
+      const expected = value === undefined || value === "" ? "missing" : "malformed";
+      assert.equal(result.ok ? "accepted" : result.code, expected, String(value).slice(0, 80));
+    }
   });
 
   test("property: any 32 bytes round-trip through lower or upper hex, prefixed or not", () => {
@@ -123,7 +131,7 @@ describe("parseSignatureHeader", () => {
         fc.boolean(),
         (raw, upper, prefix) => {
           const text = upper ? toHex(raw).toUpperCase() : toHex(raw);
-          assert.deepEqual(parseSignatureHeader(prefix ? "sha256=" + text : text), raw);
+          assert.deepEqual(parseSignatureHeader(prefix ? "sha256=" + text : text), { ok: true, value: raw });
         },
       ),
       fcParams(),
@@ -147,19 +155,21 @@ describe("SignatureVerifier (CONTRACT §4, §5)", () => {
   test("a signature by any of several active secrets is valid (rotation)", () => {
     const verifier = new SignatureVerifier(secrets);
     for (const secret of secrets) {
-      assert.ok(verifier.verify(body, parseSignatureHeader(signBody(secret, body))!), secret);
+      assert.ok(verifier.verify(body, unwrap(parseSignatureHeader(signBody(secret, body)))), secret);
     }
   });
 
   test("the key is the whole secret string, whsec_ included", () => {
     const verifier = new SignatureVerifier([secrets[0]!]);
-    assert.ok(!verifier.verify(body, parseSignatureHeader(signBody("A".repeat(32), body))!));
+    assert.ok(!verifier.verify(body, unwrap(parseSignatureHeader(signBody("A".repeat(32), body)))));
   });
 
   test("an unknown secret, a tampered body or a tampered signature is refused", () => {
     const verifier = new SignatureVerifier(secrets);
-    const signature = parseSignatureHeader(signBody(secrets[1]!, body))!;
-    assert.ok(!verifier.verify(body, parseSignatureHeader(signBody("whsec_" + "Q".repeat(32), body))!));
+    const signature = unwrap(parseSignatureHeader(signBody(secrets[1]!, body)));
+    assert.ok(
+      !verifier.verify(body, unwrap(parseSignatureHeader(signBody("whsec_" + "Q".repeat(32), body)))),
+    );
     const tampered = body.slice();
     tampered[10] = tampered[10]! ^ 1;
     assert.ok(!verifier.verify(tampered, signature));
@@ -174,13 +184,15 @@ describe("SignatureVerifier (CONTRACT §4, §5)", () => {
   });
 
   test("a verifier with no secrets accepts nothing", () => {
-    assert.ok(!new SignatureVerifier([]).verify(body, parseSignatureHeader(signBody(secrets[0]!, body))!));
+    assert.ok(
+      !new SignatureVerifier([]).verify(body, unwrap(parseSignatureHeader(signBody(secrets[0]!, body)))),
+    );
   });
 
   test("works the same over the node:crypto port", () => {
     const verifier = new SignatureVerifier(secrets, nodeHmacSha256);
-    assert.ok(verifier.verify(body, parseSignatureHeader(signBody(secrets[2]!, body))!));
-    assert.ok(!verifier.verify(body.subarray(1), parseSignatureHeader(signBody(secrets[2]!, body))!));
+    assert.ok(verifier.verify(body, unwrap(parseSignatureHeader(signBody(secrets[2]!, body)))));
+    assert.ok(!verifier.verify(body.subarray(1), unwrap(parseSignatureHeader(signBody(secrets[2]!, body)))));
   });
 
   test("property: noble and node:crypto agree on arbitrary keys and bodies", () => {

@@ -32,7 +32,7 @@ describe("EIP-55 vectors", () => {
     for (const address of vectors.valid) {
       const expected = vectors.checksummed_form[address];
       assert.equal(toChecksumAddress(address), expected);
-      assert.deepEqual(parseAddress(address), { ok: true, address: expected });
+      assert.deepEqual(parseAddress(address), { ok: true, value: expected });
     }
   });
 
@@ -40,8 +40,8 @@ describe("EIP-55 vectors", () => {
     for (const address of vectors.valid) {
       const expected = vectors.checksummed_form[address];
       const hex = address.slice(2);
-      assert.deepEqual(parseAddress("0x" + hex.toLowerCase()), { ok: true, address: expected });
-      assert.deepEqual(parseAddress("0x" + hex.toUpperCase()), { ok: true, address: expected });
+      assert.deepEqual(parseAddress("0x" + hex.toLowerCase()), { ok: true, value: expected });
+      assert.deepEqual(parseAddress("0x" + hex.toUpperCase()), { ok: true, value: expected });
       assert.equal(toChecksumAddress(hex.toLowerCase()), expected, "without 0x");
     }
   });
@@ -105,7 +105,7 @@ describe("properties", () => {
         const checksummed = toChecksumAddress(hex);
         assert.equal(checksummed.toLowerCase(), "0x" + hex);
         for (const form of ["0x" + hex, "0x" + hex.toUpperCase(), checksummed]) {
-          assert.deepEqual(parseAddress(form), { ok: true, address: checksummed });
+          assert.deepEqual(parseAddress(form), { ok: true, value: checksummed });
         }
       }),
       fcParams(),

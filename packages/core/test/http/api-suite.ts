@@ -6,15 +6,12 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import {
-  convertToAssets,
   createPartnerApi,
   ERRORS,
   type EventStore,
-  formatUnits,
   generateApiKey,
   MemoryEventStore,
   MemoryRateLimiter,
-  netApy,
   type PartnerApi,
   type PartnerApiHandler,
   type PartnerApiOptions,
@@ -22,12 +19,11 @@ import {
   Problem,
   Product,
   ProductListResponse,
-  quoteYield,
   StoreUnavailableError,
   signBody,
   toChecksumAddress,
-  usdValueCents,
 } from "../../src/index.js";
+import { convertToAssets, formatUnits, netApy, quoteYield, usdValueCents } from "../../src/math/index.js";
 import { DEMO, loadSandbox } from "../sandbox.js";
 
 export interface SentRequest {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { isRfc3339DateTime } from "../../src/index.js";
+import { isRfc3339DateTime } from "../../src/http/date-time.js";
 
 test("RFC 3339 date-times with an offset", () => {
   for (const t of [

@@ -23,7 +23,7 @@ function refusal(input: string, decimals: number, symbol?: string): string {
 function units(input: string, decimals: number): bigint {
   const result = parseAmount(input, decimals);
   assert.ok(result.ok, `${JSON.stringify(input)} should be accepted: ${result.ok ? "" : result.reason}`);
-  return result.units;
+  return result.value;
 }
 
 describe("parseAmount (CONTRACT §3)", () => {
@@ -99,6 +99,22 @@ describe("parseAmount (CONTRACT §3)", () => {
     assert.match(refusal(" ".repeat(1_000_000), 18), /too long/);
   });
 
+  test("each refusal names its rule by a stable code, in the order the rules are checked", () => {
+    const cases: [string, number, string][] = [
+      ["", 6, "empty"],
+      ["1".repeat(86), 6, "too_long"],
+      ["1e3", 6, "not_plain_decimal"],
+      ["01", 6, "leading_zeros"],
+      ["1.1234567", 6, "too_many_decimals"],
+      ["0.000", 6, "not_positive"],
+      [(2n ** 256n).toString(), 0, "too_large"],
+    ];
+    for (const [input, decimals, code] of cases) {
+      const result = parseAmount(input, decimals);
+      assert.equal(result.ok ? "accepted" : result.code, code, JSON.stringify(input));
+    }
+  });
+
   test("rejects decimals that are not a uint8 as a programming error", () => {
     assert.throws(() => parseAmount("1", -1), RangeError);
     assert.throws(() => parseAmount("1", 1.5), RangeError);
@@ -132,18 +148,26 @@ describe("formatUnits (CONTRACT §1)", () => {
 
 describe("parseDecimal", () => {
   test("parses plain decimals, canonical or not", () => {
-    assert.equal(parseDecimal("0.0523", 18), 52_300_000_000_000_000n);
-    assert.equal(parseDecimal("-1.5", 2), -150n);
-    assert.equal(parseDecimal("1.50", 2), 150n);
-    assert.equal(parseDecimal("007", 0), 7n);
-    assert.equal(parseDecimal("-0", 3), 0n);
+    assert.deepEqual(parseDecimal("0.0523", 18), { ok: true, value: 52_300_000_000_000_000n });
+    assert.deepEqual(parseDecimal("-1.5", 2), { ok: true, value: -150n });
+    assert.deepEqual(parseDecimal("1.50", 2), { ok: true, value: 150n });
+    assert.deepEqual(parseDecimal("007", 0), { ok: true, value: 7n });
+    assert.deepEqual(parseDecimal("-0", 3), { ok: true, value: 0n });
   });
 
-  test("throws RangeError on anything else", () => {
+  test("refuses anything else, saying why, without throwing", () => {
     for (const text of ["", "1e3", "+1", ".5", "5.", " 1", "1,0", "NaN", "--1", "１"]) {
-      assert.throws(() => parseDecimal(text, 6), RangeError, JSON.stringify(text));
+      const result = parseDecimal(text, 6);
+      assert.equal(result.ok ? "accepted" : result.code, "not_plain_decimal", JSON.stringify(text));
     }
-    assert.throws(() => parseDecimal("1.123", 2), /has 3 fractional digits; at most 2 allowed/);
+    const tooPrecise = parseDecimal("1.123", 2);
+    assert.equal(tooPrecise.ok, false);
+    assert.equal(tooPrecise.ok ? "" : tooPrecise.code, "too_many_decimals");
+    assert.match(tooPrecise.ok ? "" : tooPrecise.reason, /has 3 fractional digits; at most 2 allowed/);
+  });
+
+  test("a decimals argument that is not a uint8 is a programming error", () => {
+    assert.throws(() => parseDecimal("1", -1), RangeError);
   });
 });
 
@@ -173,7 +197,7 @@ describe("properties", () => {
   test("parseDecimal(formatUnits(x)) is the identity", () => {
     fc.assert(
       fc.property(fc.bigInt({ min: -(2n ** 300n), max: 2n ** 300n }), decimals, (value, d) => {
-        assert.equal(parseDecimal(formatUnits(value, d), d), value);
+        assert.deepEqual(parseDecimal(formatUnits(value, d), d), { ok: true, value });
       }),
       fcParams(),
     );
@@ -182,7 +206,7 @@ describe("properties", () => {
   test("parseAmount(formatUnits(x)) is the identity for every valid amount", () => {
     fc.assert(
       fc.property(fc.bigInt({ min: 1n, max: MAX_UINT256 }), decimals, (value, d) => {
-        assert.deepEqual(parseAmount(formatUnits(value, d), d), { ok: true, units: value });
+        assert.deepEqual(parseAmount(formatUnits(value, d), d), { ok: true, value });
       }),
       fcParams(),
     );
@@ -196,7 +220,7 @@ describe("properties", () => {
         const zeros = Math.min(extra, d - fraction);
         fc.pre(zeros > 0);
         const padded = (fraction === 0 ? text + "." : text) + "0".repeat(zeros);
-        assert.deepEqual(parseAmount(padded, d), { ok: true, units: value });
+        assert.deepEqual(parseAmount(padded, d), { ok: true, value });
       }),
       fcParams(),
     );

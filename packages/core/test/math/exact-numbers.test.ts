@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
-import { findInexactNumber, isExactJsonNumber } from "../../src/index.js";
+import { findInexactNumber, isExactJsonNumber } from "../../src/math/exact-numbers.js";
 import { fcParams } from "../fc-config.js";
 
 test("exact and inexact number tokens", () => {

@@ -23,6 +23,7 @@ import {
   usdValueCents,
   WAD,
 } from "../../src/math/yield-math.js";
+import { unwrap } from "../../src/result.js";
 import { fcParams } from "../fc-config.js";
 
 interface YieldVector {
@@ -81,9 +82,9 @@ describe("published vectors (yield.json)", () => {
       const amount = parseAmount(v.amount, v.asset_decimals);
       assert.ok(amount.ok, v.amount);
       const quote = quoteYield({
-        amountUnits: amount.units,
+        amountUnits: amount.value,
         assetDecimals: v.asset_decimals,
-        underlyingApyWad: parseDecimal(v.underlying_apy, RATE_DECIMALS),
+        underlyingApyWad: unwrap(parseDecimal(v.underlying_apy, RATE_DECIMALS)),
         serviceFeeBps: v.service_fee_bps,
         partnerFeeBps: v.partner_fee_bps,
       });
@@ -328,8 +329,8 @@ describe("CONTRACT §2 invariants", () => {
           serviceFeeBps: 0,
           partnerFeeBps: 0,
         });
-        assert.deepEqual(parseAmount(quote.principal, d), { ok: true, units: p });
-        assert.equal(parseDecimal(quote.net_apy_for_user, RATE_DECIMALS), a);
+        assert.deepEqual(parseAmount(quote.principal, d), { ok: true, value: p });
+        assert.equal(unwrap(parseDecimal(quote.net_apy_for_user, RATE_DECIMALS)), a);
       }),
       fcParams(),
     );
@@ -474,7 +475,7 @@ function quoteFor(amount: string, decimals: number, apy: bigint, service: number
   const parsed = parseAmount(amount, decimals);
   assert.ok(parsed.ok, amount);
   return quoteYield({
-    amountUnits: parsed.units,
+    amountUnits: parsed.value,
     assetDecimals: decimals,
     underlyingApyWad: apy,
     serviceFeeBps: service,
