@@ -12,7 +12,7 @@ import { resolveDependencies } from "./dependencies.js";
 import { replyToFailure } from "./failure.js";
 import { buildOpenApiDocument } from "./openapi.js";
 import type { PartnerApiOptions } from "./partner-api-options.js";
-import type { PartnerApiHandler, PlainRequest, PlainResponse } from "./plain-request.js";
+import type { PartnerApiHandler, PlainRequest } from "./plain-request.js";
 import { countRequest } from "./rate-limit.js";
 import { type Reply, render, withHeaders } from "./reply.js";
 import { requestIdGenerator } from "./request-id.js";

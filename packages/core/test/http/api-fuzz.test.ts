@@ -1,11 +1,15 @@
 /**
  * No input, however malformed, produces a 500 (CONTRACT §6): fast-check throws arbitrary methods,
  * paths, query strings, headers and bodies at `handle()` and checks every answer is a well-formed
- * success or problem with a status below 500.
+ * success or problem with a status below 500, and a code the route table lists for the route.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
+import { DEFAULT_BASE_PATH } from "../../src/http/base-path.js";
+import { ApiError } from "../../src/http/errors.js";
+import { createRouter } from "../../src/http/router.js";
+import { ROUTES, routeErrorCodes } from "../../src/http/routes.js";
 import { createPartnerApi, Problem, signBody } from "../../src/index.js";
 import { fcParams } from "../fc-config.js";
 import { DEMO, loadSandbox } from "../sandbox.js";
@@ -19,6 +23,18 @@ const api = createPartnerApi({
     throw error;
   },
 });
+
+const router = createRouter(ROUTES, DEFAULT_BASE_PATH);
+
+/** The codes the table allows for this method and path: the route's, or the router's refusal. */
+function allowedCodes(method: string, path: string): readonly string[] {
+  try {
+    return routeErrorCodes(router.match(method, path).route);
+  } catch (error) {
+    if (error instanceof ApiError) return [error.code];
+    throw error;
+  }
+}
 
 const pieces = fc.oneof(
   fc.constantFrom(
@@ -129,8 +145,14 @@ test("property: handle() never answers 5xx and always answers a well-formed body
         assert.ok(res.headers["x-request-id"]);
         if (res.body !== null) {
           const parsed = JSON.parse(res.body) as { success: boolean };
-          if (res.status >= 400) Problem.parse(parsed);
-          else assert.equal(parsed.success, true);
+          if (res.status >= 400) {
+            const { code } = Problem.parse(parsed);
+            const allowed = allowedCodes(method, p);
+            assert.ok(
+              allowed.includes(code),
+              `${method} ${p} → ${code}, not in its table: ${allowed.join(", ")}`,
+            );
+          } else assert.equal(parsed.success, true);
         }
       },
     ),

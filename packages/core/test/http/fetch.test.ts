@@ -64,3 +64,18 @@ test("a streamed body over the limit is refused with 413 without reading it all"
   assert.equal(res.status, 413);
   assert.ok(pulled < 20, `pulled ${pulled} chunks`);
 });
+
+test("with a basePath, the API answers under it through Request/Response", async () => {
+  const mounted = toFetchHandler(
+    createPartnerApi({ environment: "sandbox", ...loadSandbox(), basePath: "/v1/partner" }),
+  );
+  const res = await mounted(
+    new Request("http://sandbox.test/v1/partner/products/usdc-base-prime", {
+      headers: { "X-Api-Key": DEMO.sandboxApiKey },
+    }),
+  );
+  assert.equal(res.status, 200);
+  assert.equal(((await res.json()) as { data: { slug: string } }).data.slug, "usdc-base-prime");
+  const old = await mounted(new Request("http://sandbox.test/api/partner/products"));
+  assert.equal(old.status, 404);
+});

@@ -1,6 +1,6 @@
 /** The API suite in-process: `handle()` called directly, no socket. */
 import type { PartnerApiHandler } from "../../src/index.js";
-import { runApiSuite } from "./api-suite.js";
+import { runApiSuite } from "./api-suite/index.js";
 
 runApiSuite("in-process handle()", async (api: PartnerApiHandler) => ({
   async send(request) {

@@ -1,0 +1,47 @@
+/**
+ * The API test suite, written once as a factory (as hono does with `runTest({ newRouter })`):
+ * `runApiSuite(name, mount)` runs every endpoint, error code and status of the contract against
+ * whatever `mount` puts the API behind — `handle()` in-process, or a real node:http server.
+ * One file per endpoint or concern; each takes the shared target from `SuiteContext`.
+ */
+import { after, before, describe } from "node:test";
+import { authenticationSuite } from "./authentication.js";
+import { backingServicesSuite } from "./backing-services.js";
+import { basePathSuite } from "./base-path.js";
+import { eventsSuite } from "./events.js";
+import { positionSuite } from "./position.js";
+import { productsSuite } from "./products.js";
+import { rateLimitSuite } from "./rate-limits.js";
+import { routingSuite } from "./routing.js";
+import { type Mount, start, type Target } from "./target.js";
+import { yieldCalcSuite } from "./yield-calc.js";
+
+export type { Mount, Mounted, SentRequest, SentResponse } from "./target.js";
+
+export function runApiSuite(name: string, mount: Mount): void {
+  describe(`API suite: ${name}`, () => {
+    let shared: Target | undefined;
+    before(async () => {
+      shared = await start(mount);
+    });
+    after(async () => {
+      await shared?.close();
+    });
+    const suite = {
+      mount,
+      target: () => {
+        if (shared === undefined) throw new Error("the API suite's target is not started");
+        return shared;
+      },
+    };
+    routingSuite(suite);
+    authenticationSuite(suite);
+    productsSuite(suite);
+    positionSuite(suite);
+    yieldCalcSuite(suite);
+    eventsSuite(suite);
+    rateLimitSuite(suite);
+    backingServicesSuite(suite);
+    basePathSuite(suite);
+  });
+}
