@@ -1,15 +1,12 @@
 /** The API suite, authentication (CONTRACT §4): see index.ts. */
 import assert from "node:assert/strict";
-import { before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { generateApiKey } from "../../../src/index.js";
-import { DEMO, expectProblem, KEY, P, type SuiteContext, type Target } from "./target.js";
+import { DEMO, expectProblem, KEY, P, type SuiteContext } from "./target.js";
 
 export function authenticationSuite(suite: SuiteContext): void {
+  const { t } = suite;
   describe("authentication (CONTRACT §4)", () => {
-    let t: Target;
-    before(() => {
-      t = suite.target();
-    });
     test("missing key → 401 missing_api_key", async () => {
       expectProblem(await t.get(`${P}/products`, null), 401, "missing_api_key");
       expectProblem(await t.get(`${P}/products`, ""), 401, "missing_api_key");

@@ -1,15 +1,12 @@
 /** The API suite, events (CONTRACT §5): see index.ts. */
 import assert from "node:assert/strict";
-import { before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { signBody } from "../../../src/index.js";
-import { DEMO, eventBody, expectProblem, json, type SuiteContext, type Target } from "./target.js";
+import { DEMO, eventBody, expectProblem, json, type SuiteContext } from "./target.js";
 
 export function eventsSuite(suite: SuiteContext): void {
+  const { t } = suite;
   describe("events (CONTRACT §5)", () => {
-    let t: Target;
-    before(() => {
-      t = suite.target();
-    });
     test("a new event is accepted with an integer id, duplicate false, and stored", async () => {
       const body = eventBody();
       const key = `acc-${crypto.randomUUID()}`;

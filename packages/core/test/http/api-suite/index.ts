@@ -27,13 +27,21 @@ export function runApiSuite(name: string, mount: Mount): void {
     after(async () => {
       await shared?.close();
     });
-    const suite = {
-      mount,
-      target: () => {
-        if (shared === undefined) throw new Error("the API suite's target is not started");
-        return shared;
-      },
+    const target = (): Target => {
+      if (shared === undefined) throw new Error("the API suite's target is not started");
+      return shared;
     };
+    // Delegates to the target started in `before`, so each part can take it when it is defined.
+    const t: Target = {
+      get api() {
+        return target().api;
+      },
+      send: (request) => target().send(request),
+      close: () => target().close(),
+      get: (path, key) => target().get(path, key),
+      postEvent: (body, overrides, path) => target().postEvent(body, overrides, path),
+    };
+    const suite = { mount, t };
     routingSuite(suite);
     authenticationSuite(suite);
     productsSuite(suite);

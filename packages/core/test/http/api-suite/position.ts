@@ -1,6 +1,6 @@
 /** The API suite, position (CONTRACT §2, §3): see index.ts. */
 import assert from "node:assert/strict";
-import { before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { Position, toChecksumAddress } from "../../../src/index.js";
 import { convertToAssets, formatUnits, usdValueCents } from "../../../src/math/index.js";
 import {
@@ -12,17 +12,12 @@ import {
   P,
   type SuiteContext,
   start,
-  type Target,
   WALLET,
 } from "./target.js";
 
 export function positionSuite(suite: SuiteContext): void {
-  const { mount } = suite;
+  const { mount, t } = suite;
   describe("position (CONTRACT §2, §3)", () => {
-    let t: Target;
-    before(() => {
-      t = suite.target();
-    });
     test("a wallet with shares: convertToAssets with virtual shares, USD in cents", async () => {
       const data = loadSandbox();
       const product = (await data.products.getProduct(DEMO.partnerId, "usdc-base-prime"))!;

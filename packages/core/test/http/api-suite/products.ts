@@ -1,27 +1,13 @@
 /** The API suite, products (CONTRACT §8): see index.ts. */
 import assert from "node:assert/strict";
-import { before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { Product, ProductListResponse } from "../../../src/index.js";
 import { formatUnits, netApy } from "../../../src/math/index.js";
-import {
-  DEMO,
-  expectProblem,
-  json,
-  loadSandbox,
-  P,
-  type SuiteContext,
-  start,
-  type Target,
-  WALLET,
-} from "./target.js";
+import { DEMO, expectProblem, json, loadSandbox, P, type SuiteContext, start, WALLET } from "./target.js";
 
 export function productsSuite(suite: SuiteContext): void {
-  const { mount } = suite;
+  const { mount, t } = suite;
   describe("products (CONTRACT §8)", () => {
-    let t: Target;
-    before(() => {
-      t = suite.target();
-    });
     test("the list holds every product of the caller, every status, ordered by slug, each valid", async () => {
       const res = await t.get(`${P}/products`);
       assert.equal(res.status, 200);

@@ -1,16 +1,12 @@
 /** The API suite, rate limits (CONTRACT §7): see index.ts. */
 import assert from "node:assert/strict";
-import { before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { generateApiKey, MemoryRateLimiter } from "../../../src/index.js";
-import { DEMO, expectProblem, loadSandbox, P, type SuiteContext, start, type Target } from "./target.js";
+import { DEMO, expectProblem, loadSandbox, P, type SuiteContext, start } from "./target.js";
 
 export function rateLimitSuite(suite: SuiteContext): void {
-  const { mount } = suite;
+  const { mount, t } = suite;
   describe("rate limits (CONTRACT §7)", () => {
-    let t: Target;
-    before(() => {
-      t = suite.target();
-    });
     test("headers on every authenticated response, remaining decreases, 429 with Retry-After, refused not counted", async () => {
       const r = await start(mount, { rateLimitOverride: undefined, rateLimiter: new MemoryRateLimiter() });
       try {

@@ -1,14 +1,11 @@
 /** The API suite, routing (CONTRACT §9: before authentication): see index.ts. */
 import assert from "node:assert/strict";
-import { before, describe, test } from "node:test";
-import { expectProblem, json, KEY, P, type SuiteContext, type Target } from "./target.js";
+import { describe, test } from "node:test";
+import { expectProblem, json, KEY, P, type SuiteContext } from "./target.js";
 
 export function routingSuite(suite: SuiteContext): void {
+  const { t } = suite;
   describe("routing (CONTRACT §9: before authentication)", () => {
-    let t: Target;
-    before(() => {
-      t = suite.target();
-    });
     test("unknown path is 404 not_found, even without a key", async () => {
       expectProblem(await t.get(`${P}/nope`, null), 404, "not_found");
       expectProblem(await t.get("/", null), 404, "not_found");

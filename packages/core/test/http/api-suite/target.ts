@@ -125,9 +125,9 @@ export function expectProblem(
   return body;
 }
 
-/** The running target of the suite and how it was mounted, for the parts that start their own. */
+/** The suite's shared target (started before the first test) and how to mount one of your own. */
 export interface SuiteContext {
   readonly mount: Mount;
-  /** The shared target, started before the first test. */
-  target(): Target;
+  /** The shared target; usable inside tests, once the suite's `before` has started it. */
+  readonly t: Target;
 }

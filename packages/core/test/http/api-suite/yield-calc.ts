@@ -1,15 +1,12 @@
 /** The API suite, yield-calc (CONTRACT §2, §3): see index.ts. */
 import assert from "node:assert/strict";
-import { before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { quoteYield } from "../../../src/math/index.js";
-import { expectProblem, json, P, type SuiteContext, type Target } from "./target.js";
+import { expectProblem, json, P, type SuiteContext } from "./target.js";
 
 export function yieldCalcSuite(suite: SuiteContext): void {
+  const { t } = suite;
   describe("yield-calc (CONTRACT §2, §3)", () => {
-    let t: Target;
-    before(() => {
-      t = suite.target();
-    });
     test("the quote is the reference math, digit for digit", async () => {
       const res = await t.get(`${P}/products/usdc-base-prime/yield-calc?amount=123456.789`);
       assert.equal(res.status, 200, res.text);

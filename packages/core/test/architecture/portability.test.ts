@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { test } from "node:test";
 
-const SRC = new URL("../src/", import.meta.url);
+const SRC = new URL("../../src/", import.meta.url);
 
 test("packages/core/src imports nothing from node:* and uses no Node-only globals", () => {
   const files = readdirSync(SRC, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".ts"));
