@@ -15,12 +15,12 @@ import { requireValidSignature } from "../inbound-event/signature.js";
 import { readBody } from "../read-body.js";
 
 export const receivePartnerEvent: PartnerHandler = async ({ request, partner }, deps) => {
-  const body = await readBody(request, deps.bodyLimitBytes); //          413 payload_too_large
-  requireJsonContentType(request); //                                     415 unsupported_media_type
-  requireValidSignature(request, body, deps.verifierFor(partner)); //     401 invalid_signature
-  const idempotencyKey = requireIdempotencyKey(request); //               400 missing_/invalid_idempotency_key
-  const json = parseJsonBody(body); //                                    400 invalid_json
-  const event = validateEvent(json); //                                   400 invalid_event
-  requireMatchingEventType(request, event.eventType); //                  400 event_type_mismatch
-  return appendEvent(deps, partner, idempotencyKey, event, json); //      200, 409, 422
+  const body = await readBody(request, deps.bodyLimitBytes); // 413
+  requireJsonContentType(request); // 415
+  requireValidSignature(request, body, deps.verifierFor(partner)); // 401 invalid_signature
+  const idempotencyKey = requireIdempotencyKey(request); // 400 missing_ or invalid_idempotency_key
+  const json = parseJsonBody(body); // 400 invalid_json
+  const event = validateEvent(json); // 400 invalid_event
+  requireMatchingEventType(request, event.eventType); // 400 event_type_mismatch
+  return appendEvent(deps, partner, idempotencyKey, event, json); // 200, 409 or 422
 };
