@@ -119,9 +119,12 @@ export interface SandboxData {
   readonly products: MemoryProductSource;
   readonly positions: MemoryPositionSource;
   readonly prices: MemoryPriceSource;
-  /** The records, for tools and tests. */
+  /** The records, for tools and tests (and for copying the data into another store). */
   readonly productRecords: readonly ProductRecord[];
   readonly partnerList: readonly Partner[];
+  readonly keyRecords: readonly ApiKeyRecord[];
+  readonly vaultStates: readonly VaultState[];
+  readonly assetPrices: readonly AssetPrice[];
 }
 
 /**
@@ -260,6 +263,9 @@ export function loadFixtures(
     prices: new MemoryPriceSource(prices),
     productRecords: products,
     partnerList: partners,
+    keyRecords: keys,
+    vaultStates: vaults,
+    assetPrices: prices,
   };
 }
 
