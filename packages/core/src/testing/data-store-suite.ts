@@ -172,7 +172,7 @@ export function runPartnerStoreSuite(options: DataStoreSuiteOptions): void {
     test("a partner comes back with its name, per-environment limits and active signing secrets", async () => {
       const secrets = [
         "whsec_1suBNkFDZXm7p89emMHkukazxczgnBxt",
-        `whsec_${uniqueTag()}${uniqueTag()}${uniqueTag()}abcdefgh`,
+        `whsec_${uniqueTag()}${uniqueTag()}abcdefgh`,
       ];
       const partners = [
         partner({
