@@ -23,6 +23,10 @@ export interface ServeConfig {
   readonly rateLimitQuota: number | undefined;
   readonly timeouts: ServerTimeouts;
   readonly log: "json" | "none";
+  /** PostgreSQL for events, keys, partners, products…; undefined: fixtures and in-memory stores. */
+  readonly databaseUrl: string | undefined;
+  /** Redis for the rate limits; undefined: the in-memory limiter of this process. */
+  readonly redisUrl: string | undefined;
 }
 
 export type Command =
@@ -118,6 +122,20 @@ export const SERVE_FLAGS: readonly Flag[] = [
     default: "json",
     help: "request log on stdout, unexpected errors on stderr: json | none",
   },
+  {
+    flag: "database-url",
+    env: "DATABASE_URL",
+    value: "URL",
+    default: "none: the fixtures and in-memory stores",
+    help: "PostgreSQL (postgres://…) for events, keys, partners, secrets, products, metrics, vaults and prices; run `partner-yield db migrate` and `db import-fixtures` first",
+  },
+  {
+    flag: "redis-url",
+    env: "REDIS_URL",
+    value: "URL",
+    default: "none: an in-memory limiter per process",
+    help: "Redis (redis://…) for the rate limits, shared by every instance",
+  },
 ];
 
 /** The text of `partner-yield --help`. */
@@ -132,6 +150,7 @@ export function helpText(): string {
     "",
     "Usage:",
     "  partner-yield serve [options]   start the server",
+    "  partner-yield db COMMAND        migrate | import-fixtures DIR | status (see `partner-yield db --help`)",
     "  partner-yield --help            this text",
     "",
     "With no options, `serve` serves the sandbox on 127.0.0.1:8787 from the embedded fixtures and",
@@ -213,6 +232,14 @@ export function parseCommandLine(
   const host = raw("host")?.value ?? "127.0.0.1";
   const quota =
     raw("rate-limit-quota") === undefined ? undefined : integer("rate-limit-quota", 1, 1_000_000_000, 1);
+  const url = (flag: string, schemes: readonly string[]): string | undefined => {
+    const given = raw(flag);
+    if (given === undefined) return undefined;
+    if (!schemes.some((scheme) => given.value.startsWith(`${scheme}://`)) || !URL.canParse(given.value)) {
+      throw new UsageError(`${given.source} must be a ${schemes.join(":// or ")}:// URL`);
+    }
+    return given.value;
+  };
   return {
     command: "serve",
     config: {
@@ -224,6 +251,8 @@ export function parseCommandLine(
       rateLimitQuota: quota,
       timeouts,
       log: choice("log", ["json", "none"], "json"),
+      databaseUrl: url("database-url", ["postgres", "postgresql"]),
+      redisUrl: url("redis-url", ["redis", "rediss"]),
     },
   };
 }

@@ -9,8 +9,13 @@ import {
   createPartnerApi,
   type Environment,
   type EventStore,
+  type KeyStore,
   type PartnerApi,
   type PartnerApiHandler,
+  type PartnerStore,
+  type PositionSource,
+  type PriceSource,
+  type ProductSource,
   type RateLimiter,
   type SandboxData,
 } from "@partner-yield/core";
@@ -63,6 +68,12 @@ export interface NodeApiOptions {
   readonly events?: EventStore | undefined;
   /** Default: a new in-memory rate limiter. */
   readonly rateLimiter?: RateLimiter | undefined;
+  /** Default: the fixtures' (then the fixtures are not read when all five are given). */
+  readonly keys?: KeyStore | undefined;
+  readonly partners?: PartnerStore | undefined;
+  readonly products?: ProductSource | undefined;
+  readonly positions?: PositionSource | undefined;
+  readonly prices?: PriceSource | undefined;
   /**
    * Logging. The API logs its unexpected errors (answered 500 internal_error): one JSON line with
    * level "error", the request id and the error's name, message and stack, never the request's
@@ -77,14 +88,17 @@ export interface NodeApiOptions {
  * @example const api = createNodePartnerApi({ environment: "sandbox", rateLimitQuota: 10_000 });
  */
 export function createNodePartnerApi(options: NodeApiOptions = {}): PartnerApi {
-  const data = options.data ?? loadFixtureDir(options.fixturesDir ?? DEFAULT_FIXTURES_DIR);
+  const given = [options.keys, options.partners, options.products, options.positions, options.prices];
+  const data = given.every((port) => port !== undefined)
+    ? undefined
+    : (options.data ?? loadFixtureDir(options.fixturesDir ?? DEFAULT_FIXTURES_DIR));
   return createPartnerApi({
     environment: options.environment ?? "sandbox",
-    partners: data.partners,
-    keys: data.keys,
-    products: data.products,
-    positions: data.positions,
-    prices: data.prices,
+    partners: options.partners ?? data!.partners,
+    keys: options.keys ?? data!.keys,
+    products: options.products ?? data!.products,
+    positions: options.positions ?? data!.positions,
+    prices: options.prices ?? data!.prices,
     hmac: nodeHmacSha256,
     sha256: nodeSha256,
     bodyLimitBytes: options.bodyLimitBytes,
@@ -110,6 +124,8 @@ export interface StartServerOptions extends NodeApiOptions {
   /** Or derive the handler from the API, e.g. to inject faults: `wrap: (api) => ({ handle: … })`. */
   readonly wrap?: ((api: PartnerApi) => PartnerApiHandler) | undefined;
   readonly timeouts?: Partial<ServerTimeouts> | undefined;
+  /** Named store checks reported by `/readyz` (see `ListenerTarget.readinessChecks`). */
+  readonly readinessChecks?: Readonly<Record<string, () => Promise<void>>> | undefined;
   /**
    * Request log: `"json"` lines on stdout (default), `"none"`, or a function; unexpected errors go
    * to stderr (or the function) as in `NodeApiOptions.log`. A pre-built `api` logs its own errors
@@ -149,11 +165,12 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const api = options.api ?? createNodePartnerApi(options);
   const handler = options.handler ?? options.wrap?.(api) ?? api;
   const target =
-    handler === api
+    handler === api && options.readinessChecks === undefined
       ? api
       : {
           handle: (req: Parameters<PartnerApiHandler["handle"]>[0]) => handler.handle(req),
           ready: () => api.ready(),
+          readinessChecks: options.readinessChecks,
         };
   const listener = createListener(target, { log: options.log, drainLimitBytes: options.bodyLimitBytes });
   const server = createServer({

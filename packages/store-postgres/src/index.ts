@@ -20,5 +20,5 @@ export {
 export { PostgresPartnerStore } from "./partner-store.js";
 export { createPool, type PostgresPoolOptions, redactConnectionString } from "./pool.js";
 export { PostgresPositionSource, PostgresPriceSource, PostgresProductSource } from "./product-source.js";
-export { countRows, type RowCounts } from "./status.js";
+export { countRows, listPartnerIds, type RowCounts } from "./status.js";
 export { createPostgresStores, openPostgresStores, type PostgresStores } from "./stores.js";

@@ -46,3 +46,11 @@ export async function countRows(pool: pg.Pool): Promise<RowCounts> {
     events: n("events"),
   };
 }
+
+/** Every partner's id, in id order. */
+export async function listPartnerIds(pool: pg.Pool): Promise<string[]> {
+  const result = await guarded("listing partners", () =>
+    pool.query<{ id: string }>('select id from partners order by id collate "C"'),
+  );
+  return result.rows.map((row) => row.id);
+}
