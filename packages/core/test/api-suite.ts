@@ -23,6 +23,7 @@ import {
   Product,
   ProductListResponse,
   quoteYield,
+  type RateLimiter,
   StoreUnavailableError,
   signBody,
   toChecksumAddress,
@@ -52,6 +53,36 @@ export interface Mounted {
 
 export type Mount = (api: PartnerApiHandler) => Promise<Mounted>;
 
+/**
+ * Where the API under test keeps its state. Default: the sandbox fixtures in memory. A durable
+ * backend (PostgreSQL, Redis) gives fresh stores holding the same fixtures for each API the suite
+ * starts, and a limiter two APIs can share; the API closes what it is given.
+ */
+export interface ApiBackend {
+  stores(): Promise<Partial<PartnerApiOptions>>;
+  rateLimiter(): Promise<RateLimiter>;
+}
+
+/** The API in-process: `handle()` called directly, no socket. */
+export const inProcess: Mount = async (api) => ({
+  async send(request) {
+    const q = request.path.indexOf("?");
+    const body = typeof request.body === "string" ? new TextEncoder().encode(request.body) : request.body;
+    const res = await api.handle({
+      method: request.method,
+      path: q === -1 ? request.path : request.path.slice(0, q),
+      query: q === -1 ? "" : request.path.slice(q + 1),
+      headers: Object.fromEntries(
+        Object.entries(request.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]),
+      ),
+      body,
+      clientAddress: "203.0.113.7",
+    });
+    return { status: res.status, headers: res.headers, text: res.body ?? "" };
+  },
+  close: () => Promise.resolve(),
+});
+
 const P = "/api/partner";
 const KEY = DEMO.sandboxApiKey;
 const WALLET = DEMO.walletWithPositions;
@@ -63,10 +94,15 @@ interface Target extends Mounted {
   postEvent(body: string, overrides?: Record<string, string | null>): Promise<SentResponse>;
 }
 
-async function start(mount: Mount, options: Partial<PartnerApiOptions> = {}): Promise<Target> {
+async function start(
+  mount: Mount,
+  backend: ApiBackend | undefined,
+  options: Partial<PartnerApiOptions> = {},
+): Promise<Target> {
   const api = createPartnerApi({
     environment: "sandbox",
     ...loadSandbox(),
+    ...(await backend?.stores()),
     rateLimitOverride: 1_000_000,
     ...options,
   });
@@ -138,11 +174,12 @@ function expectProblem(
   return body;
 }
 
-export function runApiSuite(name: string, mount: Mount): void {
+export function runApiSuite(name: string, mount: Mount, backend?: ApiBackend): void {
+  const newLimiter = async () => (await backend?.rateLimiter()) ?? new MemoryRateLimiter();
   describe(`API suite: ${name}`, () => {
     let t: Target;
     before(async () => {
-      t = await start(mount);
+      t = await start(mount, backend);
     });
     after(async () => {
       await t.close();
@@ -295,7 +332,7 @@ export function runApiSuite(name: string, mount: Mount): void {
         const data = loadSandbox();
         const asked: string[] = [];
         // A store with a case-insensitive collation would match "USDC-BASE-PRIME" if it were asked.
-        const r = await start(mount, {
+        const r = await start(mount, backend, {
           products: {
             listProducts: data.products.listProducts.bind(data.products),
             getProduct: (partnerId: string, slug: string) => {
@@ -352,7 +389,9 @@ export function runApiSuite(name: string, mount: Mount): void {
         assert.equal(pos.shares, "1500.25");
       });
       test("a wallet with shares but no known USD price → 503 service_unavailable, Retry-After: 60", async () => {
-        const r = await start(mount, { prices: { getUsdPriceWad: () => Promise.resolve(undefined) } });
+        const r = await start(mount, backend, {
+          prices: { getUsdPriceWad: () => Promise.resolve(undefined) },
+        });
         try {
           const res = await r.get(`${P}/products/usdc-base-prime/position?address=${WALLET}`);
           expectProblem(res, 503, "service_unavailable");
@@ -916,7 +955,10 @@ export function runApiSuite(name: string, mount: Mount): void {
 
     describe("rate limits (CONTRACT §7)", () => {
       test("headers on every authenticated response, remaining decreases, 429 with Retry-After, refused not counted", async () => {
-        const r = await start(mount, { rateLimitOverride: undefined, rateLimiter: new MemoryRateLimiter() });
+        const r = await start(mount, backend, {
+          rateLimitOverride: undefined,
+          rateLimiter: await newLimiter(),
+        });
         try {
           const partner = (await loadSandbox().partners.getPartner(DEMO.otherPartnerId))!;
           assert.equal(partner.rateLimits, undefined); // Contoso uses the sandbox default of 100
@@ -949,7 +991,7 @@ export function runApiSuite(name: string, mount: Mount): void {
         assert.equal(res.headers["ratelimit"], undefined);
       });
       test("the failed-authentication limit per client address answers 429 after 30 failures", async () => {
-        const r = await start(mount);
+        const r = await start(mount, backend);
         try {
           for (let i = 0; i < 30; i++)
             expectProblem(await r.get(`${P}/products`, generateApiKey("sandbox")), 401, "invalid_api_key");
@@ -971,7 +1013,7 @@ export function runApiSuite(name: string, mount: Mount): void {
 
     describe("rate limits: gaps found by mutation testing", () => {
       test("wrong-environment keys count as failed authentications; a missing key does not", async () => {
-        const r = await start(mount);
+        const r = await start(mount, backend);
         try {
           for (let i = 0; i < 40; i++)
             expectProblem(await r.get(`${P}/products`, null), 401, "missing_api_key");
@@ -983,7 +1025,7 @@ export function runApiSuite(name: string, mount: Mount): void {
         }
       });
       test("concurrent guesses that all pass the pre-check: only 30 are answered 401", async () => {
-        const r = await start(mount);
+        const r = await start(mount, backend);
         try {
           const results = await Promise.all(
             Array.from({ length: 40 }, () => r.get(`${P}/products`, "not-a-key")),
@@ -996,9 +1038,9 @@ export function runApiSuite(name: string, mount: Mount): void {
         }
       });
       test("the quota is per partner AND environment, even with a shared limiter", async () => {
-        const shared = new MemoryRateLimiter();
-        const sandbox = await start(mount, { rateLimiter: shared, rateLimitOverride: 2 });
-        const production = await start(mount, {
+        const shared = await newLimiter();
+        const sandbox = await start(mount, backend, { rateLimiter: shared, rateLimitOverride: 2 });
+        const production = await start(mount, backend, {
           environment: "production",
           rateLimiter: shared,
           rateLimitOverride: 2,
@@ -1025,7 +1067,7 @@ export function runApiSuite(name: string, mount: Mount): void {
         const down: EventStore = Object.assign(new MemoryEventStore(), {
           append: () => Promise.reject(new StoreUnavailableError("event store down", 3)),
         });
-        const r = await start(mount, { events: down });
+        const r = await start(mount, backend, { events: down });
         try {
           const res = await r.postEvent(eventBody());
           expectProblem(res, 503, "service_unavailable");
@@ -1037,7 +1079,7 @@ export function runApiSuite(name: string, mount: Mount): void {
       test("an unexpected error → 500 internal_error without details", async () => {
         const errors: unknown[] = [];
         const data = loadSandbox();
-        const r = await start(mount, {
+        const r = await start(mount, backend, {
           products: {
             ...data.products,
             listProducts: () => Promise.reject(new Error("boom at line 42")),

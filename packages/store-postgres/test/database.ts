@@ -105,6 +105,9 @@ export function gate(unreachable: Readonly<Record<string, string | undefined>>):
       throw new Error(`${reason}: under CI=true these tests must run; ${HOW_TO_RUN}`);
     });
   } else {
+    test(`needs ${missing.map(([service]) => service).join(" and ")}`, {
+      skip: `SKIPPED: ${reason}`,
+    }, () => {});
     process.stderr.write(
       `\n${"!".repeat(100)}\n!! SKIPPED: ${reason}.\n!! These tests need the real services: ${HOW_TO_RUN}.\n${"!".repeat(100)}\n\n`,
     );
