@@ -38,6 +38,8 @@ export interface BackendOptions {
   readonly fixturesDir: string;
   readonly databaseUrl: string | undefined;
   readonly redisUrl: string | undefined;
+  /** Prefix of the rate-limit keys in Redis. */
+  readonly redisKeyPrefix?: string | undefined;
   /** Connection errors of idle connections (the pools reconnect by themselves). */
   readonly onConnectionError?: ((store: "postgres" | "redis", error: Error) => void) | undefined;
 }
@@ -98,7 +100,11 @@ export async function openBackends(options: BackendOptions): Promise<Backends> {
         url: options.redisUrl,
         onError: (error) => options.onConnectionError?.("redis", error),
       });
-      const limiter = new redisStore.RedisRateLimiter({ redis, ownsClient: true });
+      const limiter = new redisStore.RedisRateLimiter({
+        redis,
+        ownsClient: true,
+        keyPrefix: options.redisKeyPrefix,
+      });
       rateLimiter = limiter;
       limiterCheck = () => limiter.ping();
       limiterLine = `Redis ${redactUrl(options.redisUrl)} (shared by every instance)`;

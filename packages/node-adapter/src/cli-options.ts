@@ -27,6 +27,8 @@ export interface ServeConfig {
   readonly databaseUrl: string | undefined;
   /** Redis for the rate limits; undefined: the in-memory limiter of this process. */
   readonly redisUrl: string | undefined;
+  /** Prefix of the rate-limit keys in Redis. */
+  readonly redisKeyPrefix: string;
 }
 
 export type Command =
@@ -135,6 +137,13 @@ export const SERVE_FLAGS: readonly Flag[] = [
     value: "URL",
     default: "none: an in-memory limiter per process",
     help: "Redis (redis://…) for the rate limits, shared by every instance",
+  },
+  {
+    flag: "redis-key-prefix",
+    env: "PARTNER_YIELD_REDIS_KEY_PREFIX",
+    value: "TEXT",
+    default: "partner-yield:rate:",
+    help: "prefix of the rate-limit keys, so several deployments can share one Redis",
   },
 ];
 
@@ -253,6 +262,7 @@ export function parseCommandLine(
       log: choice("log", ["json", "none"], "json"),
       databaseUrl: url("database-url", ["postgres", "postgresql"]),
       redisUrl: url("redis-url", ["redis", "rediss"]),
+      redisKeyPrefix: raw("redis-key-prefix")?.value ?? "partner-yield:rate:",
     },
   };
 }

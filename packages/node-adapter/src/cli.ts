@@ -47,6 +47,7 @@ async function serve(config: ServeConfig): Promise<void> {
       fixturesDir: config.fixturesDir,
       databaseUrl: config.databaseUrl,
       redisUrl: config.redisUrl,
+      redisKeyPrefix: config.redisKeyPrefix,
       onConnectionError: config.log === "none" ? undefined : logConnectionError,
     });
   } catch (error) {
