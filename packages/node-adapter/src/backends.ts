@@ -82,7 +82,7 @@ export async function openBackends(options: BackendOptions): Promise<Backends> {
         ...stores,
         banner: { keys: stores.keys, partners: stores.partners, partnerList: partnerIds, productRecords },
         checks: Object.fromEntries(ROLES.map((role) => [role, stores.ping])),
-        line: `PostgreSQL ${postgres.redactConnectionString(options.databaseUrl)} (${partnerIds.length} partners, ${productRecords.length} products)`,
+        line: `PostgreSQL ${redactUrl(options.databaseUrl)} (${partnerIds.length} partners, ${productRecords.length} products)`,
         close: stores.close,
       };
     } catch (error) {
@@ -127,7 +127,8 @@ export async function openBackends(options: BackendOptions): Promise<Backends> {
   };
 }
 
-function redactUrl(text: string): string {
+/** A connection URL without its password, for banners and messages. */
+export function redactUrl(text: string): string {
   try {
     const url = new URL(text);
     if (url.password !== "") url.password = "***";

@@ -129,7 +129,7 @@ export const SERVE_FLAGS: readonly Flag[] = [
     env: "DATABASE_URL",
     value: "URL",
     default: "none: the fixtures and in-memory stores",
-    help: "PostgreSQL (postgres://…) for events, keys, partners, secrets, products, metrics, vaults and prices; run `partner-yield db migrate` and `db import-fixtures` first",
+    help: "PostgreSQL (postgres://…) for events, keys, partners, secrets, products, metrics, vaults and prices, instead of the fixtures; run `partner-yield db migrate` and `db import-fixtures DIR` first",
   },
   {
     flag: "redis-url",

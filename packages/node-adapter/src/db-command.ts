@@ -5,6 +5,7 @@
  */
 import { parseArgs } from "node:util";
 import { FixtureError, StoreUnavailableError } from "@partner-yield/core";
+import { redactUrl } from "./backends.js";
 import { loadFixtureDir } from "./fixture-dir.js";
 
 const EXIT_OK = 0;
@@ -87,7 +88,7 @@ export async function runDbCommand(
 
   const postgres = await import("@partner-yield/store-postgres");
   const pool = postgres.createPool({ connectionString: url, max: 2, statementTimeoutMs: 60_000 });
-  const where = postgres.redactConnectionString(url);
+  const where = redactUrl(url);
   try {
     if (command === "migrate") {
       const before = await postgres.schemaStatus(pool);

@@ -18,7 +18,7 @@ export {
   schemaStatus,
 } from "./migrations.js";
 export { PostgresPartnerStore } from "./partner-store.js";
-export { createPool, type PostgresPoolOptions, redactConnectionString } from "./pool.js";
+export { createPool, type PostgresPoolOptions } from "./pool.js";
 export { PostgresPositionSource, PostgresPriceSource, PostgresProductSource } from "./product-source.js";
 export { countRows, listPartnerIds, type RowCounts } from "./status.js";
 export { createPostgresStores, openPostgresStores, type PostgresStores } from "./stores.js";

@@ -46,14 +46,3 @@ export function createPool(options: PostgresPoolOptions): pg.Pool {
   pool.on("error", (error) => options.onIdleError?.(error));
   return pool;
 }
-
-/** A connection string without its password, for banners and logs. */
-export function redactConnectionString(connectionString: string): string {
-  try {
-    const url = new URL(connectionString);
-    if (url.password !== "") url.password = "***";
-    return url.toString();
-  } catch {
-    return "(unparsable connection string)";
-  }
-}
