@@ -110,6 +110,10 @@ export async function formatBanner(input: BannerInput): Promise<string> {
 /** An active product with metrics (so yield-calc answers 200), the demo partner's when known. */
 function exampleSlug(data: BannerData, partnerId: string | undefined): string {
   const products = data.productRecords.filter((p) => partnerId === undefined || p.partnerId === partnerId);
-  const quotable = products.find((p) => p.status === "active" && p.metrics !== null) ?? products[0];
+  // A positive yield makes the better first example (a database lists products by slug).
+  const quotable =
+    products.find((p) => p.status === "active" && (p.metrics?.underlyingApyWad ?? 0n) > 0n) ??
+    products.find((p) => p.status === "active" && p.metrics !== null) ??
+    products[0];
   return quotable?.slug ?? "<slug>";
 }
