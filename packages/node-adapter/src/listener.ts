@@ -431,7 +431,10 @@ function opsRequestIdGenerator(): () => string {
   return () => `${prefix}${(counter++).toString(36).padStart(6, "0")}`;
 }
 
-/** Each store's state for `/readyz`: "ok", or "unavailable: why". */
+/**
+ * Each store's state for `/readyz`: "ok" or "unavailable". The reason stays out of the answer,
+ * which needs no key: it would name internal hosts and ports.
+ */
 async function checkStores(
   checks: Readonly<Record<string, () => Promise<void>>> | undefined,
 ): Promise<Record<string, string> | undefined> {
@@ -449,8 +452,8 @@ async function checkStores(
       try {
         await Promise.race([checks[name]!(), timeout]);
         return "ok";
-      } catch (error) {
-        return `unavailable: ${error instanceof Error ? error.message : String(error)}`;
+      } catch {
+        return "unavailable";
       } finally {
         clearTimeout(timer);
       }

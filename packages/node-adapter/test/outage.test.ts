@@ -114,7 +114,7 @@ describe("outages of PostgreSQL and Redis", () => {
       expect503(await products(), "the product list");
       const ready = await readyz();
       assert.equal(ready.status, 503);
-      assert.match(ready.body.stores["events"] ?? "", /^unavailable/);
+      assert.equal(ready.body.stores["events"], "unavailable");
       assert.equal(ready.body.stores["rate_limits"], "ok");
       pgProxy.restore();
       const again = await recovered(() => post(`${run}-during`));
@@ -131,7 +131,7 @@ describe("outages of PostgreSQL and Redis", () => {
     expect503(await products(), "the product list");
     const ready = await readyz();
     assert.equal(ready.status, 503);
-    assert.match(ready.body.stores["rate_limits"] ?? "", /^unavailable/);
+    assert.equal(ready.body.stores["rate_limits"], "unavailable");
     redisProxy.restore();
     assert.equal((await recovered(products)).status, 200);
   });

@@ -5,7 +5,7 @@
  * through the stores), and each suite checks what the API relies on.
  *
  * @example
- * import { describe, test } from "node:test";
+ * import { describe, test } from "vitest"; // or node:test, or bun:test
  * const makeStores = async (seed: StoreSeed) => ({
  *   keys: new MemoryKeyStore(seed.keys), partners: new MemoryPartnerStore(seed.partners),
  *   products: new MemoryProductSource(seed.products), positions: new MemoryPositionSource(seed.vaults),

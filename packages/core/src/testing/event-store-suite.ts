@@ -4,7 +4,7 @@
  * of what was stored, and one event per key under 200 concurrent submissions.
  *
  * @example
- * import { describe, test } from "node:test";
+ * import { describe, test } from "vitest"; // or node:test, or bun:test
  * runEventStoreSuite({ name: "memory", makeStore: async () => new MemoryEventStore(), describe, test });
  */
 import type { EventStore, NewEvent, StoredEvent } from "../event-store.js";

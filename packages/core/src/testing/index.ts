@@ -4,7 +4,7 @@
  * `describe` and `test` (node:test, vitest and bun:test all fit) and a factory for the store.
  *
  * @example
- * import { describe, test } from "node:test";
+ * import { describe, test } from "vitest"; // or node:test, or bun:test
  * import { runEventStoreSuite } from "@partner-yield/core/testing";
  * runEventStoreSuite({ name: "my store", makeStore: async () => new MyEventStore(db), describe, test });
  * @module

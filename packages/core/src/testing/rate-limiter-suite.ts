@@ -5,7 +5,7 @@
  * and a window that holds under concurrent load.
  *
  * @example
- * import { describe, test } from "node:test";
+ * import { describe, test } from "vitest"; // or node:test, or bun:test
  * runRateLimiterSuite({ name: "memory", makeLimiter: async (now) => new MemoryRateLimiter({ now }), describe, test });
  */
 import { MemoryRateLimiter, type RateDecision, type RateLimiter } from "../rate-limiter.js";
