@@ -70,6 +70,8 @@ export interface HttpClientOptions {
   readonly onSend?: (spent: number) => void;
   /** Told when the client waits on a 429's Retry-After. */
   readonly onBackoff?: (ms: number) => void;
+  /** Told about every exchange as it is recorded (the response checks judge it there). */
+  readonly onRecord?: (exchange: Exchange) => void;
 }
 
 export class HttpClient {
@@ -83,6 +85,7 @@ export class HttpClient {
   readonly #maxRetries: number;
   readonly #onSend: ((spent: number) => void) | undefined;
   readonly #onBackoff: ((ms: number) => void) | undefined;
+  readonly #onRecord: ((exchange: Exchange) => void) | undefined;
   readonly #exchanges: Exchange[] = [];
   #spent = 0;
 
@@ -97,6 +100,7 @@ export class HttpClient {
     this.#maxRetries = options.maxRetries ?? 2;
     this.#onSend = options.onSend;
     this.#onBackoff = options.onBackoff;
+    this.#onRecord = options.onRecord;
     this.#agent = new Agent({
       connections: 16,
       headersTimeout: this.#timeoutMs,
@@ -176,6 +180,7 @@ export class HttpClient {
         : { stream: { bytes: streamState.bytes, finishedBeforeAnswer: streamState.finishedBeforeAnswer } }),
     };
     this.#exchanges.push(exchange);
+    this.#onRecord?.(exchange);
     return exchange;
   }
 
