@@ -83,7 +83,10 @@ export async function startEmbeddedTarget(options: EmbeddedOptions = {}): Promis
     data = loadFixtureDir(dir);
     reference = loadReferenceFixtures(dir);
   } catch (error) {
-    throw new ConfigError(`the embedded server's fixtures do not load: ${(error as Error).message}`);
+    throw new ConfigError(
+      `the embedded server's fixtures do not load: ${(error as Error).message} ` +
+        "(the demonstration runs from a checkout of the repository; pass --base-url to test a running deployment)",
+    );
   }
   const own = new Set(
     data.productRecords.filter((p) => p.partnerId === DEMO_CREDENTIALS.partnerId).map((p) => p.slug),

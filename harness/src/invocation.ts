@@ -18,10 +18,23 @@ export interface Invocation {
   readonly properties: string;
 }
 
+/**
+ * True when `command` is on the user's own PATH. Package managers put their project bins and npx's
+ * cache on the PATH of a script, which the user's shell does not have: those do not count.
+ */
 function onPath(command: string, env: NodeJS.ProcessEnv): boolean {
   return (env["PATH"] ?? "")
     .split(delimiter)
-    .some((dir) => dir !== "" && (existsSync(join(dir, command)) || existsSync(join(dir, `${command}.cmd`))));
+    .filter(
+      (dir) => dir !== "" && !dir.split(/[\\/]/).some((part) => part === "node_modules" || part === "_npx"),
+    )
+    .some((dir) => existsSync(join(dir, command)) || existsSync(join(dir, `${command}.cmd`)));
+}
+
+/** pnpm as the user can start it again: itself, or through npx when npx fetched it. */
+function pnpmCommand(env: NodeJS.ProcessEnv): string {
+  const fetched = (env["npm_execpath"] ?? "").split(/[\\/]/).includes("_npx");
+  return !fetched && onPath("pnpm", env) ? "pnpm" : "npx -y pnpm@10";
 }
 
 /**
@@ -34,7 +47,7 @@ export function invocationOf(env: NodeJS.ProcessEnv, script: string | undefined,
     (event === "conformance" || event === "properties") &&
     (env["npm_config_user_agent"] ?? "").startsWith("pnpm/")
   ) {
-    const pnpm = onPath("pnpm", env) ? "pnpm" : "npx -y pnpm@10";
+    const pnpm = pnpmCommand(env);
     return {
       conformance: `${pnpm} conformance`,
       properties: event === "properties" ? `${pnpm} properties` : `${pnpm} conformance properties`,

@@ -154,7 +154,7 @@ describe("run against a base URL", () => {
     assert.equal(code, 1);
     assert.match(out.stdout, /✖ EVT-02 .*\[state\]/);
     assert.match(out.stdout, /reproduce:/);
-    const rerun = /rerun the failures: (.*)$/m.exec(out.stdout)?.[1];
+    const rerun = /rerun the checks that failed or warned: (.*)$/m.exec(out.stdout)?.[1];
     assert.ok(rerun !== undefined, out.stdout);
     assert.match(
       rerun,

@@ -29,6 +29,21 @@ describe("the command prefix the CLI prints", () => {
       conformance: "npx -y pnpm@10 conformance",
       properties: "npx -y pnpm@10 conformance properties",
     });
+    // npx fetched pnpm: its cache and the project's bins are on the script's PATH, not the user's.
+    const npxCache = "/root/.npm/_npx/a1a3/node_modules/.bin";
+    writeFileSync(join(bin, "pnpm"), "");
+    assert.equal(
+      invocationOf(
+        {
+          ...PNPM,
+          npm_execpath: "/root/.npm/_npx/a1a3/node_modules/pnpm/bin/pnpm.cjs",
+          PATH: `${bin}:${npxCache}`,
+        },
+        "/repo/harness/src/cli.ts",
+        "/repo",
+      ).conformance,
+      "npx -y pnpm@10 conformance",
+    );
     const viaProperties = invocationOf(
       { ...PNPM, npm_lifecycle_event: "properties", PATH: bin },
       "/repo/harness/src/cli.ts",

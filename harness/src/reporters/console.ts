@@ -170,6 +170,6 @@ export class ConsoleReporter {
       `${report.requests} requests spent (plan allowed ${report.plannedRequests}) · ${duration(report.durationMs)} · ` +
         `throttle waited ${duration(report.throttle.waitedMs)} · seed ${report.seed}`,
     );
-    if (rerun !== undefined) this.#print(s.dim(`rerun the failures: ${rerun}`));
+    if (rerun !== undefined) this.#print(s.dim(`rerun the checks that failed or warned: ${rerun}`));
   }
 }
