@@ -495,8 +495,19 @@ function outcomeOf(error: unknown, t: CheckContext): Outcome {
     return { status: "skipped", message: error.message, failureKind: undefined, exchanges: [] };
   if (error instanceof CheckWarning)
     return { status: "warning", message: error.message, failureKind: undefined, exchanges: error.exchanges };
-  if (error instanceof CheckFailure)
+  if (error instanceof CheckFailure) {
+    // A 429 says the run hit the target's limit, not that the rule is broken (except for the
+    // rate-limit checks, whose subject it is): it cannot pass, it cannot fail.
+    const limited = error.exchanges.find((e) => e.response?.status === 429);
+    if (limited !== undefined && !t.id.startsWith("RL-"))
+      return {
+        status: "warning",
+        message: `rate limited (429) before this check could conclude; rerun it with a lower --rpm: ${error.message}`,
+        failureKind: undefined,
+        exchanges: error.exchanges,
+      };
     return { status: "failed", message: error.message, failureKind: error.kind, exchanges: error.exchanges };
+  }
   return {
     status: "failed",
     message: `the check stopped on an unexpected error: ${error instanceof Error ? error.message : String(error)}`,

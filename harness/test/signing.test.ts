@@ -142,3 +142,31 @@ describe("no event check passes on a refusal that may be for the signature", () 
     }
   });
 });
+
+describe("a 429 is the run hitting a limit, not a broken rule", () => {
+  test("a check whose request was rate limited ends with a warning, never a failure", async () => {
+    let refused = false;
+    const limitsOnce: HandlerWrapper = {
+      wrap: (api) => ({
+        async handle(req) {
+          const key = req.headers["idempotency-key"] ?? "";
+          if (!refused && key.includes("-EVT-01-")) {
+            refused = true;
+            return { status: 429, headers: { "content-type": "text/plain" }, body: "slow down" };
+          }
+          return api.handle(req);
+        },
+      }),
+    };
+    const target = await startTarget(limitsOnce);
+    try {
+      const report = await runAgainst(target, { only: ["EVT-01"] });
+      const result = report.results[0]!;
+      assert.equal(result.status, "warning", result.message);
+      assert.match(result.message!, /rate limited \(429\).*lower --rpm/);
+      assert.equal(report.exitCode, 0);
+    } finally {
+      await target.close();
+    }
+  });
+});

@@ -252,7 +252,8 @@ export const ERROR_CHECKS: readonly CheckDefinition[] = [
       if (r === undefined) return;
       judge.applies();
       const type = r.headers["content-type"] ?? "";
-      if (ex.request.method !== "HEAD") {
+      // The answer to a limit is not shown (interface.md §8): a 429 may say it any way it likes.
+      if (ex.request.method !== "HEAD" && (judge.reference || r.status !== 429)) {
         try {
           JSON.parse(r.text);
         } catch {

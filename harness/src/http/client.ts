@@ -160,7 +160,10 @@ export class HttpClient {
         break;
       }
       if (response.status !== 429) break;
-      const retryAfterMs = parseRetryAfter(response.headers["retry-after"]);
+      // Without Retry-After (interface.md §8 does not show the answer to a limit), wait out the
+      // window of a per-minute limit; the rate-limit probe, unthrottled, never waits.
+      const retryAfterMs =
+        parseRetryAfter(response.headers["retry-after"]) ?? (spec.unthrottled ? undefined : WINDOW_MS);
       if (retryAfterMs === undefined) break;
       // Whatever the method, no new request goes out before the server said it may.
       if (!spec.unthrottled) this.#bucket.pauseFor(retryAfterMs);
@@ -228,6 +231,9 @@ function streamed(
     },
   };
 }
+
+/** interface.md §8: limits are per minute. */
+const WINDOW_MS = 60_000;
 
 const encoder = new TextEncoder();
 function encode(text: string): Uint8Array {
