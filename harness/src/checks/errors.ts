@@ -69,6 +69,22 @@ function where(ex: Exchange): string {
   return `${ex.request.method} ${excerpt(ex.request.path, 80)} → ${ex.response?.status}`;
 }
 
+/** CONTRACT §9's headers on one response: X-Request-Id, Cache-Control: no-store, nosniff. */
+function hygieneHeaders(judge: ResponseJudge, ex: Exchange): void {
+  const headers = ex.response?.headers ?? {};
+  judge.check((headers["x-request-id"] ?? "") !== "", "header", `${where(ex)}: X-Request-Id is missing`);
+  judge.check(
+    headers["cache-control"] === "no-store",
+    "header",
+    `${where(ex)}: Cache-Control should be no-store, got ${JSON.stringify(headers["cache-control"])}`,
+  );
+  judge.check(
+    headers["x-content-type-options"] === "nosniff",
+    "header",
+    `${where(ex)}: X-Content-Type-Options should be nosniff, got ${JSON.stringify(headers["x-content-type-options"])}`,
+  );
+}
+
 const HOSTILE_DEPTH = 5000;
 const NO_500 = contract("§6", "No input, however malformed, produces a 500.");
 const EVERY_RESPONSE = contract(
@@ -281,21 +297,7 @@ export const ERROR_CHECKS: readonly CheckDefinition[] = [
         "header",
         `${where(ex)}: Content-Type should declare charset=utf-8, got ${JSON.stringify(type)}`,
       );
-      judge.check(
-        (r.headers["x-request-id"] ?? "") !== "",
-        "header",
-        `${where(ex)}: X-Request-Id is missing`,
-      );
-      judge.check(
-        r.headers["cache-control"] === "no-store",
-        "header",
-        `${where(ex)}: Cache-Control should be no-store, got ${JSON.stringify(r.headers["cache-control"])}`,
-      );
-      judge.check(
-        r.headers["x-content-type-options"] === "nosniff",
-        "header",
-        `${where(ex)}: X-Content-Type-Options should be nosniff`,
-      );
+      hygieneHeaders(judge, ex);
     },
   },
   {
@@ -346,21 +348,7 @@ export const ERROR_CHECKS: readonly CheckDefinition[] = [
         "header",
         `${where(ex)}: Content-Type should be application/problem+json; charset=utf-8, got ${JSON.stringify(type)}`,
       );
-      judge.check(
-        (r.headers["x-request-id"] ?? "") !== "",
-        "header",
-        `${where(ex)}: X-Request-Id is missing`,
-      );
-      judge.check(
-        r.headers["cache-control"] === "no-store",
-        "header",
-        `${where(ex)}: Cache-Control should be no-store, got ${JSON.stringify(r.headers["cache-control"])}`,
-      );
-      judge.check(
-        r.headers["x-content-type-options"] === "nosniff",
-        "header",
-        `${where(ex)}: X-Content-Type-Options should be nosniff, got ${JSON.stringify(r.headers["x-content-type-options"])}`,
-      );
+      hygieneHeaders(judge, ex);
     },
   },
 ];
