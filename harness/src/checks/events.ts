@@ -21,6 +21,8 @@ const encoder = new TextEncoder();
 /** EVT-22 streams up to this much (well past what socket buffers absorb) in chunks of CHUNK_BYTES. */
 const STREAM_BYTES = 32 * 1024 * 1024;
 const CHUNK_BYTES = 16 * 1024;
+/** CONTRACT §5's default body limit. */
+const LIMIT_BYTES = 64 * 1024;
 
 interface Ack {
   readonly eventId: number;
@@ -852,11 +854,18 @@ export const EVENT_CHECKS: readonly CheckDefinition[] = [
         // Stops as soon as the response arrives: a conforming server costs little more than the limit.
         stream: async function* (answered) {
           yield head;
+          let paused = false;
           for (let sent = 0; sent < STREAM_BYTES && !answered(); sent += chunk.length) {
             yield chunk;
-            if (sent % (256 * 1024) === 0) await new Promise((resolve) => setTimeout(resolve, 2));
+            if (!paused && sent > 2 * LIMIT_BYTES) {
+              // Past the limit, give a server that refuses while reading the time to answer
+              // before writing on: writing into a socket it has closed races its 413 (EPIPE).
+              paused = true;
+              for (let waited = 0; waited < 400 && !answered(); waited += 5)
+                await new Promise((resolve) => setTimeout(resolve, 5));
+            } else if (sent % (256 * 1024) === 0) await new Promise((resolve) => setTimeout(resolve, 2));
           }
-          yield encoder.encode(`"}}`);
+          if (!answered()) yield encoder.encode(`"}}`);
         },
       });
       t.expectRefused(ex, `a chunked body of up to ${STREAM_BYTES} bytes`, {
