@@ -20,6 +20,8 @@ export interface BannerInput {
   readonly data: SandboxData;
   readonly bodyLimitBytes: number;
   readonly rateLimitQuota: number | undefined;
+  /** Where positions, metrics and prices come from when not (only) the fixtures. */
+  readonly sources?: readonly string[] | undefined;
 }
 
 /** The demo credentials, when the loaded fixtures hold the demo key of this environment (active). */
@@ -53,6 +55,7 @@ export async function formatBanner(input: BannerInput): Promise<string> {
         : `${input.rateLimitQuota}/min for every partner (override)`
     }`,
     `  OpenAPI ${url}/api/partner/openapi.json · health ${url}/healthz · readiness ${url}/readyz`,
+    ...(input.sources ?? []),
     "",
   ];
   if (demo === undefined) {

@@ -44,9 +44,19 @@ async function serve(config: ServeConfig): Promise<void> {
     fail(EXIT_USAGE, `invalid fixtures: ${error.message}`);
     return;
   }
+  // Only with --rpc-url / --price-table: a fixtures-only server never loads viem.
+  const chain =
+    config.chain === undefined
+      ? undefined
+      : await (await import("./chain-sources.js")).createChainSources(config.chain, data, (line) =>
+          process.stderr.write(`partner-yield: ${line}\n`),
+        );
   const api = createNodePartnerApi({
     environment: config.environment,
     data,
+    products: chain?.products,
+    positions: chain?.positions,
+    prices: chain?.prices,
     bodyLimitBytes: config.bodyLimitBytes,
     rateLimitQuota: config.rateLimitQuota,
     log: config.log,
@@ -75,6 +85,7 @@ async function serve(config: ServeConfig): Promise<void> {
       data,
       bodyLimitBytes: config.bodyLimitBytes,
       rateLimitQuota: config.rateLimitQuota,
+      sources: chain?.summary,
     }),
   );
 

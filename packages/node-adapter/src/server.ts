@@ -11,6 +11,9 @@ import {
   type EventStore,
   type PartnerApi,
   type PartnerApiHandler,
+  type PositionSource,
+  type PriceSource,
+  type ProductSource,
   type RateLimiter,
   type SandboxData,
 } from "@partner-yield/core";
@@ -59,6 +62,12 @@ export interface NodeApiOptions {
   readonly bodyLimitBytes?: number | undefined;
   /** Overrides every partner's per-minute quota (QA and load runs); the limiter still runs. */
   readonly rateLimitQuota?: number | undefined;
+  /** Default: the fixtures' products (e.g. `ChainMetricsProductSource` for metrics from chain). */
+  readonly products?: ProductSource | undefined;
+  /** Default: the fixtures' vault states (e.g. `EvmPositionSource` for positions from chain). */
+  readonly positions?: PositionSource | undefined;
+  /** Default: the fixtures' prices (e.g. `TablePriceSource` for prices with an age limit). */
+  readonly prices?: PriceSource | undefined;
   /** Default: a new in-memory event store. */
   readonly events?: EventStore | undefined;
   /** Default: a new in-memory rate limiter. */
@@ -82,9 +91,9 @@ export function createNodePartnerApi(options: NodeApiOptions = {}): PartnerApi {
     environment: options.environment ?? "sandbox",
     partners: data.partners,
     keys: data.keys,
-    products: data.products,
-    positions: data.positions,
-    prices: data.prices,
+    products: options.products ?? data.products,
+    positions: options.positions ?? data.positions,
+    prices: options.prices ?? data.prices,
     hmac: nodeHmacSha256,
     sha256: nodeSha256,
     bodyLimitBytes: options.bodyLimitBytes,
