@@ -30,6 +30,8 @@ export interface BannerInput {
   readonly rateLimitQuota: number | undefined;
   /** One line per store saying what holds it; default: the fixtures and in-memory stores. */
   readonly stores?: readonly string[] | undefined;
+  /** Where positions, metrics and prices come from when not (only) the fixtures. */
+  readonly sources?: readonly string[] | undefined;
 }
 
 /** The demo credentials, when the loaded fixtures hold the demo key of this environment (active). */
@@ -67,6 +69,7 @@ export async function formatBanner(input: BannerInput): Promise<string> {
         : `${input.rateLimitQuota}/min for every partner (override)`
     }`,
     `  OpenAPI ${url}/api/partner/openapi.json · health ${url}/healthz · readiness ${url}/readyz`,
+    ...(input.sources ?? []),
     "",
   ];
   if (demo === undefined) {

@@ -62,10 +62,23 @@ async function serve(config: ServeConfig): Promise<void> {
     }
     throw error;
   }
-  const { banner: data, description, readinessChecks, ...ports } = backends;
+  const { banner: data, description, readinessChecks, ...stores } = backends;
+  // Only with --rpc-url / --price-table: a server without them never loads viem. The chain
+  // sources wrap whatever holds the products, positions and prices (fixtures or PostgreSQL).
+  const chain =
+    config.chain === undefined
+      ? undefined
+      : await (await import("./chain-sources.js")).createChainSources(
+          config.chain,
+          { ...stores, productRecords: data.productRecords },
+          (line) => process.stderr.write(`partner-yield: ${line}\n`),
+        );
   const api = createNodePartnerApi({
     environment: config.environment,
-    ...ports,
+    ...stores,
+    products: chain?.products ?? stores.products,
+    positions: chain?.positions ?? stores.positions,
+    prices: chain?.prices ?? stores.prices,
     bodyLimitBytes: config.bodyLimitBytes,
     rateLimitQuota: config.rateLimitQuota,
     log: config.log,
@@ -96,6 +109,7 @@ async function serve(config: ServeConfig): Promise<void> {
       bodyLimitBytes: config.bodyLimitBytes,
       rateLimitQuota: config.rateLimitQuota,
       stores: description,
+      sources: chain?.summary,
     }),
   );
 

@@ -64,6 +64,12 @@ export interface NodeApiOptions {
   readonly bodyLimitBytes?: number | undefined;
   /** Overrides every partner's per-minute quota (QA and load runs); the limiter still runs. */
   readonly rateLimitQuota?: number | undefined;
+  /** Default: the fixtures' products (e.g. `ChainMetricsProductSource` for metrics from chain). */
+  readonly products?: ProductSource | undefined;
+  /** Default: the fixtures' vault states (e.g. `EvmPositionSource` for positions from chain). */
+  readonly positions?: PositionSource | undefined;
+  /** Default: the fixtures' prices (e.g. `TablePriceSource` for prices with an age limit). */
+  readonly prices?: PriceSource | undefined;
   /** Default: a new in-memory event store. */
   readonly events?: EventStore | undefined;
   /** Default: a new in-memory rate limiter. */
