@@ -82,6 +82,21 @@ describe("partner-yield-conformance properties", () => {
     assert.doesNotMatch(out.stdout, /P-08/);
   });
 
+  test("a property that ran 0 inputs is an error, never a pass (exit 1)", async () => {
+    const { out, io: streams } = captureIo();
+    const code = await main(["properties", "--only", "P-07", "--seed", "7", "--path", "0:0:1"], streams);
+    assert.equal(code, 1, out.stdout);
+    assert.match(out.stdout, /✖ P-07 .*\(0 runs\)/);
+    assert.match(out.stdout, /ran 0 inputs: the path "0:0:1" leads to no input of P-07 with seed 7/);
+    assert.doesNotMatch(out.stdout, /✔/);
+  });
+
+  test("the replay line is the command the user started, as printed", async () => {
+    const lines: string[] = [];
+    runProperties([brokenMonthly], { runs: 200, seed: 7, command: "pnpm properties" }, (l) => lines.push(l));
+    assert.match(lines.join("\n"), /replay: pnpm properties --only P-XX --seed 7 --path "/);
+  });
+
   test("refuses a replay path without a seed, and unknown properties (exit 2)", async () => {
     for (const args of [
       ["properties", "--only", "P-07", "--path", "3:1"],

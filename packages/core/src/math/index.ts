@@ -20,6 +20,7 @@ export { integerNthRoot } from "./integer-root.js";
 export {
   annualYield,
   convertToAssets,
+  floorDiv,
   monthlyGrowthFactor,
   monthlyYield,
   netApy,

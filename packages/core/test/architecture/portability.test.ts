@@ -7,6 +7,10 @@ const SRC = new URL("../../src/", import.meta.url);
 
 test("packages/core/src imports nothing from node:* and uses no Node-only globals", () => {
   const files = readdirSync(SRC, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".ts"));
+  assert.ok(
+    files.some((f) => f.startsWith("testing/")),
+    "the testing entry point is checked too",
+  );
   assert.ok(files.length > 10);
   for (const file of files) {
     const text = readFileSync(new URL(file, SRC), "utf8");

@@ -11,7 +11,7 @@ import {
   MemoryEventStore,
   StoreUnavailableError,
 } from "../../../src/index.js";
-import { eventBody, expectProblem, loadSandbox, P, type SuiteContext, start, WALLET } from "./target.js";
+import { eventBody, expectProblem, loadSandbox, P, type SuiteContext, WALLET } from "./target.js";
 
 interface Reported {
   readonly error: unknown;
@@ -20,7 +20,6 @@ interface Reported {
 }
 
 export function backingServicesSuite(suite: SuiteContext): void {
-  const { mount } = suite;
   describe("failures of backing services (CONTRACT §6)", () => {
     test("a store that is down → 503 service_unavailable with Retry-After, reported to onError with its cause", async () => {
       const reported: Reported[] = [];
@@ -28,7 +27,7 @@ export function backingServicesSuite(suite: SuiteContext): void {
       const down: EventStore = Object.assign(new MemoryEventStore(), {
         append: () => Promise.reject(new StoreUnavailableError("event store down", 3, { cause })),
       });
-      const r = await start(mount, {
+      const r = await suite.start({
         events: down,
         onError: (error, requestId, answer) => reported.push({ error, requestId, answer }),
       });
@@ -49,7 +48,7 @@ export function backingServicesSuite(suite: SuiteContext): void {
 
     test("a position whose asset has no USD price → 503, reported to onError naming the asset", async () => {
       const reported: Reported[] = [];
-      const r = await start(mount, {
+      const r = await suite.start({
         prices: { getUsdPriceWad: () => Promise.resolve(undefined) },
         onError: (error, requestId, answer) => reported.push({ error, requestId, answer }),
       });
@@ -66,7 +65,7 @@ export function backingServicesSuite(suite: SuiteContext): void {
 
     test("a refusal of the client's own making (4xx) is not reported", async () => {
       const reported: Reported[] = [];
-      const r = await start(mount, {
+      const r = await suite.start({
         onError: (error, requestId, answer) => reported.push({ error, requestId, answer }),
       });
       try {
@@ -81,7 +80,7 @@ export function backingServicesSuite(suite: SuiteContext): void {
     test("an unexpected error → 500 internal_error without details, reported to onError", async () => {
       const reported: Reported[] = [];
       const data = loadSandbox();
-      const r = await start(mount, {
+      const r = await suite.start({
         products: {
           ...data.products,
           listProducts: () => Promise.reject(new Error("boom at line 42")),

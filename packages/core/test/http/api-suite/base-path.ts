@@ -5,14 +5,13 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { createPartnerApi, ProductListResponse } from "../../../src/index.js";
-import { expectProblem, json, loadSandbox, P, type SuiteContext, start } from "./target.js";
+import { expectProblem, json, loadSandbox, P, type SuiteContext } from "./target.js";
 
 export function basePathSuite(suite: SuiteContext): void {
-  const { mount } = suite;
   describe("base path (createPartnerApi basePath)", () => {
     for (const base of ["/partner-api", "/v1/partner", ""]) {
       test(`every route lives under ${JSON.stringify(base)}; the default prefix is then unknown`, async () => {
-        const r = await start(mount, { basePath: base });
+        const r = await suite.start({ basePath: base });
         try {
           const list = await r.get(`${base}/products`);
           assert.equal(list.status, 200, list.text);

@@ -11,12 +11,11 @@ import {
   loadSandbox,
   P,
   type SuiteContext,
-  start,
   WALLET,
 } from "./target.js";
 
 export function positionSuite(suite: SuiteContext): void {
-  const { mount, t } = suite;
+  const { t } = suite;
   describe("position (CONTRACT §2, §3)", () => {
     test("a wallet with shares: convertToAssets with virtual shares, USD in cents", async () => {
       const data = loadSandbox();
@@ -41,7 +40,7 @@ export function positionSuite(suite: SuiteContext): void {
       assert.equal(pos.shares, "1500.25");
     });
     test("a wallet with shares but no known USD price → 503 service_unavailable, Retry-After: 60", async () => {
-      const r = await start(mount, { prices: { getUsdPriceWad: () => Promise.resolve(undefined) } });
+      const r = await suite.start({ prices: { getUsdPriceWad: () => Promise.resolve(undefined) } });
       try {
         const res = await r.get(`${P}/products/usdc-base-prime/position?address=${WALLET}`);
         expectProblem(res, 503, "service_unavailable");

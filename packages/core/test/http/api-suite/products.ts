@@ -3,10 +3,10 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { Product, ProductListResponse } from "../../../src/index.js";
 import { formatUnits, netApy } from "../../../src/math/index.js";
-import { DEMO, expectProblem, json, loadSandbox, P, type SuiteContext, start, WALLET } from "./target.js";
+import { DEMO, expectProblem, json, loadSandbox, P, type SuiteContext, WALLET } from "./target.js";
 
 export function productsSuite(suite: SuiteContext): void {
-  const { mount, t } = suite;
+  const { t } = suite;
   describe("products (CONTRACT §8)", () => {
     test("the list holds every product of the caller, every status, ordered by slug, each valid", async () => {
       const res = await t.get(`${P}/products`);
@@ -62,7 +62,7 @@ export function productsSuite(suite: SuiteContext): void {
       const data = loadSandbox();
       const asked: string[] = [];
       // A store with a case-insensitive collation would match "USDC-BASE-PRIME" if it were asked.
-      const r = await start(mount, {
+      const r = await suite.start({
         products: {
           listProducts: data.products.listProducts.bind(data.products),
           getProduct: (partnerId: string, slug: string) => {

@@ -1,14 +1,14 @@
 /** The API suite, rate limits (CONTRACT §7): see index.ts. */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { generateApiKey, MemoryRateLimiter } from "../../../src/index.js";
-import { DEMO, expectProblem, loadSandbox, P, type SuiteContext, start } from "./target.js";
+import { generateApiKey } from "../../../src/index.js";
+import { DEMO, expectProblem, loadSandbox, P, type SuiteContext } from "./target.js";
 
 export function rateLimitSuite(suite: SuiteContext): void {
-  const { mount, t } = suite;
+  const { t } = suite;
   describe("rate limits (CONTRACT §7)", () => {
     test("headers on every authenticated response, remaining decreases, 429 with Retry-After, refused not counted", async () => {
-      const r = await start(mount, { rateLimitOverride: undefined, rateLimiter: new MemoryRateLimiter() });
+      const r = await suite.start({ rateLimitOverride: undefined, rateLimiter: await suite.newLimiter() });
       try {
         const partner = (await loadSandbox().partners.getPartner(DEMO.otherPartnerId))!;
         assert.equal(partner.rateLimits, undefined); // Contoso uses the sandbox default of 100
@@ -41,7 +41,7 @@ export function rateLimitSuite(suite: SuiteContext): void {
       assert.equal(res.headers["ratelimit"], undefined);
     });
     test("the failed-authentication limit per client address answers 429 after 30 failures", async () => {
-      const r = await start(mount);
+      const r = await suite.start();
       try {
         for (let i = 0; i < 30; i++)
           expectProblem(await r.get(`${P}/products`, generateApiKey("sandbox")), 401, "invalid_api_key");
@@ -63,7 +63,7 @@ export function rateLimitSuite(suite: SuiteContext): void {
 
   describe("rate limits: gaps found by mutation testing", () => {
     test("wrong-environment keys count as failed authentications; a missing key does not", async () => {
-      const r = await start(mount);
+      const r = await suite.start();
       try {
         for (let i = 0; i < 40; i++)
           expectProblem(await r.get(`${P}/products`, null), 401, "missing_api_key");
@@ -75,7 +75,7 @@ export function rateLimitSuite(suite: SuiteContext): void {
       }
     });
     test("concurrent guesses that all pass the pre-check: only 30 are answered 401", async () => {
-      const r = await start(mount);
+      const r = await suite.start();
       try {
         const results = await Promise.all(
           Array.from({ length: 40 }, () => r.get(`${P}/products`, "not-a-key")),
@@ -88,9 +88,9 @@ export function rateLimitSuite(suite: SuiteContext): void {
       }
     });
     test("the quota is per partner AND environment, even with a shared limiter", async () => {
-      const shared = new MemoryRateLimiter();
-      const sandbox = await start(mount, { rateLimiter: shared, rateLimitOverride: 2 });
-      const production = await start(mount, {
+      const shared = await suite.newLimiter();
+      const sandbox = await suite.start({ rateLimiter: shared, rateLimitOverride: 2 });
+      const production = await suite.start({
         environment: "production",
         rateLimiter: shared,
         rateLimitOverride: 2,

@@ -10,6 +10,7 @@ import {
   type PartnerApiHandler,
   type PartnerApiOptions,
   Problem,
+  type RateLimiter,
   signBody,
 } from "../../../src/index.js";
 import { DEMO, loadSandbox } from "../../sandbox.js";
@@ -38,6 +39,36 @@ export interface Mounted {
 
 export type Mount = (api: PartnerApiHandler) => Promise<Mounted>;
 
+/**
+ * Where the API under test keeps its state. Default: the sandbox fixtures in memory. A durable
+ * backend (PostgreSQL, Redis) gives fresh stores holding the same fixtures for each API the suite
+ * starts, and a limiter two APIs can share; the API closes what it is given.
+ */
+export interface ApiBackend {
+  stores(): Promise<Partial<PartnerApiOptions>>;
+  rateLimiter(): Promise<RateLimiter>;
+}
+
+/** The API in-process: `handle()` called directly, no socket. */
+export const inProcess: Mount = async (api) => ({
+  async send(request) {
+    const q = request.path.indexOf("?");
+    const body = typeof request.body === "string" ? new TextEncoder().encode(request.body) : request.body;
+    const res = await api.handle({
+      method: request.method,
+      path: q === -1 ? request.path : request.path.slice(0, q),
+      query: q === -1 ? "" : request.path.slice(q + 1),
+      headers: Object.fromEntries(
+        Object.entries(request.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]),
+      ),
+      body,
+      clientAddress: "203.0.113.7",
+    });
+    return { status: res.status, headers: res.headers, text: res.body ?? "" };
+  },
+  close: () => Promise.resolve(),
+});
+
 export const P = "/api/partner";
 export const KEY = DEMO.sandboxApiKey;
 export const WALLET = DEMO.walletWithPositions;
@@ -50,10 +81,15 @@ export interface Target extends Mounted {
   postEvent(body: string, overrides?: Record<string, string | null>, path?: string): Promise<SentResponse>;
 }
 
-export async function start(mount: Mount, options: Partial<PartnerApiOptions> = {}): Promise<Target> {
+export async function start(
+  mount: Mount,
+  backend: ApiBackend | undefined,
+  options: Partial<PartnerApiOptions> = {},
+): Promise<Target> {
   const api = createPartnerApi({
     environment: "sandbox",
     ...loadSandbox(),
+    ...(await backend?.stores()),
     rateLimitOverride: 1_000_000,
     ...options,
   });
@@ -125,9 +161,12 @@ export function expectProblem(
   return body;
 }
 
-/** The suite's shared target (started before the first test) and how to mount one of your own. */
+/** The suite's shared target (started before the first test), and how to start one of your own. */
 export interface SuiteContext {
-  readonly mount: Mount;
   /** The shared target; usable inside tests, once the suite's `before` has started it. */
   readonly t: Target;
+  /** A new target, mounted and backed like the shared one, with these options on top. */
+  start(options?: Partial<PartnerApiOptions>): Promise<Target>;
+  /** A new rate limiter of the suite's backend (memory by default), for APIs that share one. */
+  newLimiter(): Promise<RateLimiter>;
 }

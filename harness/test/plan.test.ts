@@ -1,24 +1,18 @@
 /**
- * The check registry and the run plan: stable IDs, levels, costs, inputs that turn into skips,
- * and the limits a plan must respect.
+ * The run plan and its configuration: levels, costs, inputs that turn into skips, the signing
+ * preflight, and the limits a plan must respect.
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { DEFAULT_FIXTURES_DIR, readFixtureDir } from "@partner-yield/node-adapter";
+import { DEFAULT_FIXTURES_DIR } from "@partner-yield/node-adapter";
+import { costOf } from "../src/checks/definition.js";
 import { CHECKS } from "../src/checks/registry.js";
-import { CATEGORIES, costOf } from "../src/checks/types.js";
-import { ConfigError, DEFAULTS, parseBaseUrl, parseOnly } from "../src/config.js";
-import { referenceFixtures } from "../src/fixtures.js";
-import { FAILED_AUTH_BUDGET, planRun, type RunSettings, runConformance, selectedBy } from "../src/runner.js";
+import { ConfigError, DEFAULT_PLAN as PLAN, parseBaseUrl, parseOnly } from "../src/config.js";
+import { loadReferenceFixtures } from "../src/oracle/fixtures.js";
+import { PREFLIGHT_REQUESTS } from "../src/preflight.js";
+import { planRun, type RunSettings, runConformance, selectedBy } from "../src/runner.js";
 
-const PLAN = {
-  yieldSamples: DEFAULTS.yieldSamples,
-  productSample: DEFAULTS.productSample,
-  concurrentDuplicates: DEFAULTS.concurrentDuplicates,
-  probeBudget: DEFAULTS.probeBudget,
-};
-
-const FIXTURES = referenceFixtures(readFixtureDir(DEFAULT_FIXTURES_DIR), "fixtures");
+const FIXTURES = loadReferenceFixtures(DEFAULT_FIXTURES_DIR);
 
 function settings(overrides: Partial<RunSettings> = {}): RunSettings {
   return {
@@ -44,37 +38,6 @@ function settings(overrides: Partial<RunSettings> = {}): RunSettings {
   };
 }
 
-describe("the check registry", () => {
-  test("holds at least 35 checks with unique, stable-looking IDs", () => {
-    assert.ok(CHECKS.length >= 35, `${CHECKS.length} checks`);
-    const ids = CHECKS.map((c) => c.id);
-    assert.equal(new Set(ids).size, ids.length);
-    for (const c of CHECKS) assert.match(c.id, /^(AUTH|PRD|POS|YLD|EVT|ERR|SCH|RL)-[0-9]{2}$/);
-  });
-
-  test("covers every category, and IDs are numbered in order within each", () => {
-    for (const category of CATEGORIES) {
-      const ids = CHECKS.filter((c) => c.category === category).map((c) => c.id);
-      assert.ok(ids.length > 0, category);
-      const prefix = ids[0]!.split("-")[0];
-      for (const [i, id] of ids.entries()) assert.equal(id, `${prefix}-${String(i + 1).padStart(2, "0")}`);
-    }
-  });
-
-  test("spec checks cite interface.md; reference checks cite the CONTRACT", () => {
-    for (const c of CHECKS) {
-      if (c.level === "spec") assert.match(c.source, /interface\.md/, c.id);
-      else assert.match(c.source, /CONTRACT §/, c.id);
-      assert.ok(c.title.length > 10 && c.title.length < 100, c.id);
-    }
-  });
-
-  test("a full plan keeps its failing-auth requests well under the target's 30 a minute", () => {
-    const failing = CHECKS.reduce((n, c) => n + (c.failedAuth ?? 0), 0);
-    assert.ok(failing <= FAILED_AUTH_BUDGET && FAILED_AUTH_BUDGET < 30, `${failing}`);
-  });
-});
-
 describe("planRun", () => {
   test("level spec runs only spec checks; reference runs all", () => {
     const spec = planRun(settings({ level: "spec" }));
@@ -83,10 +46,13 @@ describe("planRun", () => {
     assert.equal(planRun(settings()).checks.length, CHECKS.length);
   });
 
-  test("the plan's request bound is discovery plus each runnable check's cost", () => {
+  test("the plan's request bound is discovery, the signing preflight and each runnable check's cost", () => {
     const plan = planRun(settings({ rateLimitProbe: true }));
-    const total = 1 + CHECKS.reduce((n, c) => n + costOf(c, PLAN), 0);
+    const total = 1 + PREFLIGHT_REQUESTS + CHECKS.reduce((n, c) => n + costOf(c, PLAN), 0);
     assert.equal(plan.requests, total);
+    assert.equal(plan.preflight, PREFLIGHT_REQUESTS);
+    assert.equal(planRun(settings({ only: ["AUTH"] })).preflight, 0, "no check signs an event");
+    assert.equal(planRun(settings({ only: ["EVT-11"], level: "spec" })).preflight, PREFLIGHT_REQUESTS);
   });
 
   test("absent inputs become skips with the reason, and cost nothing", () => {
