@@ -5,6 +5,7 @@
  * `StoreUnavailableError` (503 with Retry-After), never a stale value.
  * @module
  */
+import { StoreUnavailableError } from "@partner-yield/core";
 import { createPublicClient, type Hex, http, type PublicClient } from "viem";
 import { BlockCache } from "./block-cache.js";
 import { isTransientRpcError, unavailable } from "./rpc-errors.js";
@@ -35,6 +36,8 @@ export interface RpcReadOptions {
   readonly cacheEntries?: number | undefined;
   /** Retry-After (seconds) of the 503 when the node cannot be read; default 5. */
   readonly retryAfterSeconds?: number | undefined;
+  /** Time `checkNode()` (a readiness probe: one request, no retry) waits; default 1000 ms. */
+  readonly probeTimeoutMs?: number | undefined;
   /** Clock in milliseconds; default `Date.now`. */
   readonly now?: (() => number) | undefined;
 }
@@ -46,6 +49,7 @@ export const DEFAULT_RPC_READ_OPTIONS = Object.freeze({
   latestBlockMaxAgeMs: 1000,
   cacheEntries: 10_000,
   retryAfterSeconds: 5,
+  probeTimeoutMs: 1000,
 });
 
 /**
@@ -88,6 +92,8 @@ export class ChainReader {
   readonly name: string;
   readonly apyWindowBlocks: number;
   readonly client: PublicClient;
+  /** The same node with the probe's short timeout and no retry. */
+  readonly #probe: PublicClient;
   readonly #options: { -readonly [K in keyof typeof DEFAULT_RPC_READ_OPTIONS]: number };
   readonly #now: () => number;
   readonly #cache: BlockCache;
@@ -112,6 +118,7 @@ export class ChainReader {
       latestBlockMaxAgeMs: options.latestBlockMaxAgeMs ?? DEFAULT_RPC_READ_OPTIONS.latestBlockMaxAgeMs,
       cacheEntries: options.cacheEntries ?? DEFAULT_RPC_READ_OPTIONS.cacheEntries,
       retryAfterSeconds: options.retryAfterSeconds ?? DEFAULT_RPC_READ_OPTIONS.retryAfterSeconds,
+      probeTimeoutMs: options.probeTimeoutMs ?? DEFAULT_RPC_READ_OPTIONS.probeTimeoutMs,
     };
     this.#now = options.now ?? Date.now;
     this.#cache = new BlockCache(this.#options.cacheEntries);
@@ -120,6 +127,28 @@ export class ChainReader {
     this.client = createPublicClient({
       transport: http(config.rpcUrl, { timeout: this.#options.timeoutMs, retryCount: 0 }),
     });
+    this.#probe = createPublicClient({
+      transport: http(config.rpcUrl, { timeout: this.#options.probeTimeoutMs, retryCount: 0 }),
+    });
+  }
+
+  /**
+   * A readiness probe: one `eth_chainId` with the probe's short timeout, no retry, nothing cached.
+   * @throws StoreUnavailableError when the node does not answer in time, or reports another chain.
+   * @example await reader.checkNode(); // in a `/readyz` check
+   */
+  async checkNode(): Promise<void> {
+    let reported: number;
+    try {
+      reported = await this.#probe.getChainId();
+    } catch (error) {
+      throw unavailable(`${this.name} RPC (eth_chainId)`, error, this.#options.retryAfterSeconds);
+    }
+    if (reported !== this.chainId)
+      throw new StoreUnavailableError(
+        `the RPC node of ${this.name} reports chain id ${reported}, not ${this.chainId}`,
+        this.#options.retryAfterSeconds,
+      );
   }
 
   /** The chain id the node reports. */

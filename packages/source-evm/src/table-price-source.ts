@@ -17,7 +17,10 @@ export interface TablePriceSourceOptions {
   readonly retryAfterSeconds?: number | undefined;
   /** Clock in milliseconds; default `Date.now`. */
   readonly now?: (() => number) | undefined;
-  /** Called with a line whenever a price is refused as stale or dated ahead; default: none. */
+  /**
+   * Called with a line when a price is first refused as stale or dated ahead (once per row, not per
+   * request), and when that asset's price is served again; default: none.
+   */
   readonly log?: ((line: string) => void) | undefined;
 }
 
@@ -43,6 +46,8 @@ export class TablePriceSource implements PriceSource {
   readonly #retryAfter: number;
   readonly #now: () => number;
   readonly #log: (line: string) => void;
+  /** Asset key → `updatedAtMs` of the row last refused: one log line per refused row. */
+  readonly #refused = new Map<string, number>();
 
   constructor(table: PriceTable, options: TablePriceSourceOptions) {
     if (!Number.isSafeInteger(options.maxAgeSeconds) || options.maxAgeSeconds < 1)
@@ -59,13 +64,20 @@ export class TablePriceSource implements PriceSource {
     const row = await this.#table.getPrice(product.chainId, product.assetAddress);
     if (row === undefined) return undefined;
     const age = this.#classify(row.updatedAtMs);
-    if (age.status === "fresh") return row.usdPriceWad;
     const what = `the USD price of ${product.assetSymbol} on chain ${product.chainId}`;
+    const key = priceKey(product.chainId, product.assetAddress);
+    if (age.status === "fresh") {
+      if (this.#refused.delete(key)) this.#log(`${what} is served again (${age.ageSeconds} s old)`);
+      return row.usdPriceWad;
+    }
     const reason =
       age.status === "stale"
         ? `${what} is ${age.ageSeconds} s old (at most ${this.maxAgeSeconds} s is served)`
         : `${what} is dated ${-age.ageSeconds} s in the future`;
-    this.#log(reason);
+    if (this.#refused.get(key) !== row.updatedAtMs) {
+      this.#refused.set(key, row.updatedAtMs);
+      this.#log(`refused: ${reason}`);
+    }
     throw new StoreUnavailableError(reason, this.#retryAfter);
   }
 
@@ -73,7 +85,7 @@ export class TablePriceSource implements PriceSource {
   async ages(products: Iterable<ProductRecord>): Promise<PriceAge[]> {
     const seen = new Map<string, PriceAge>();
     for (const product of products) {
-      const key = `${product.chainId}:${product.assetAddress.toLowerCase()}`;
+      const key = priceKey(product.chainId, product.assetAddress);
       if (seen.has(key)) continue;
       const row = await this.#table.getPrice(product.chainId, product.assetAddress);
       const base = {
@@ -98,4 +110,8 @@ export class TablePriceSource implements PriceSource {
     if (ageMs > this.maxAgeSeconds * 1000) return { ageSeconds, status: "stale" };
     return { ageSeconds: Math.max(0, ageSeconds), status: "fresh" };
   }
+}
+
+function priceKey(chainId: number, assetAddress: string): string {
+  return `${chainId}:${assetAddress.toLowerCase()}`;
 }

@@ -17,9 +17,11 @@ import {
   MemoryPartnerStore,
   MemoryProductSource,
   type ProductRecord,
+  StoreUnavailableError,
 } from "@partner-yield/core";
 import {
   ChainMetricsProductSource,
+  ChainReader,
   EvmChains,
   EvmPositionSource,
   MemoryPriceTable,
@@ -308,7 +310,13 @@ describe("the node goes away", () => {
   test("killed: 503 with Retry-After; restarted: answers again, from the chain", async () => {
     const path = "/api/partner/products/usdc-prime/position";
     assert.equal((await get(path, `address=${wallets[2]}`)).status, 200);
+    const reader = chains.reader(BASE)!;
+    await reader.checkNode();
+    // A node that answers for another chain is not this chain's node.
+    const wrongChain = new ChainReader({ chainId: 1, name: "ethereum", rpcUrl: node.rpcUrl });
+    await assert.rejects(wrongChain.checkNode(), /ethereum reports chain id 8453, not 1/);
     await node.stop();
+    await assert.rejects(reader.checkNode(), (e: unknown) => e instanceof StoreUnavailableError);
     for (const [p, q] of [
       [path, `address=${wallets[2]}`],
       ["/api/partner/products/usdc-prime", ""],
@@ -320,6 +328,7 @@ describe("the node goes away", () => {
       assert.ok(Number(down.headers["retry-after"]) > 0);
     }
     node = await startAnvil({ chainId: BASE, port: node.port, stateFile: join(stateDir, "state.json") });
+    await reader.checkNode();
     chain = await connectTestChain(node.rpcUrl);
     // A deposit after the restart: the answer must show it, not a cached pre-crash value.
     await chain.deposit(addr.prime, addr.usdc, wallets[2]!, 10n * USDC);

@@ -1,16 +1,19 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, test } from "node:test";
+import { after, describe, test } from "node:test";
 import { type ProductRecord, StoreUnavailableError } from "@partner-yield/core";
+import { formatUnits, parseDecimal, RATE_DECIMALS, unwrap } from "@partner-yield/core/math";
 import {
   MemoryPriceTable,
+  type PriceTableEntry,
   PriceTableError,
   parsePriceTable,
   TablePriceSource,
 } from "@partner-yield/source-evm";
 import { FilePriceTable } from "@partner-yield/source-evm/file-price-table";
+import { type PriceTableUnderTest, runPriceTableSuite } from "@partner-yield/source-evm/testing";
 
 const USDC = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
 const T0 = Date.parse("2026-11-20T10:00:00Z");
@@ -101,3 +104,65 @@ test("FilePriceTable re-reads the file when a feed rewrites it, and is 503 while
   rmSync(file);
   await assert.rejects(table.getPrice(8453, USDC), StoreUnavailableError);
 });
+
+// The conformance suite, against the two tables shipped here (PostgreSQL: store-postgres's tests).
+const byMemory = (): PriceTableUnderTest => {
+  const table = new MemoryPriceTable();
+  return {
+    table,
+    write: async (rows) => {
+      for (const row of rows) table.set(row);
+    },
+    refresh: async (chainId, assetAddress, usdPrice) =>
+      table.set({ chainId, assetAddress, usdPriceWad: wad(usdPrice), updatedAtMs: Date.now() }),
+    close: async () => {},
+  };
+};
+runPriceTableSuite({ name: "MemoryPriceTable", makeTable: async () => byMemory(), describe, test });
+
+// One file for the suite, rewritten whole at each write as a feed does.
+const suiteFile = join(dir, "suite-prices.json");
+const fileRows = new Map<string, PriceTableEntry>();
+const rewrite = () =>
+  writeFileSync(
+    suiteFile,
+    JSON.stringify(
+      [...fileRows.values()].map((r) => ({
+        chain_id: r.chainId,
+        asset_address: r.assetAddress,
+        usd_price: formatUnits(r.usdPriceWad, RATE_DECIMALS),
+        updated_at: new Date(r.updatedAtMs).toISOString(),
+      })),
+    ),
+  );
+const setFileRow = (row: PriceTableEntry) =>
+  fileRows.set(`${row.chainId}:${row.assetAddress.toLowerCase()}`, row);
+runPriceTableSuite({
+  name: "FilePriceTable",
+  makeTable: async () => {
+    rewrite();
+    return {
+      table: new FilePriceTable(suiteFile),
+      write: async (rows) => {
+        for (const row of rows) setFileRow(row);
+        rewrite();
+      },
+      refresh: async (chainId, assetAddress, usdPrice) => {
+        setFileRow({ chainId, assetAddress, usdPriceWad: wad(usdPrice), updatedAtMs: Date.now() });
+        rewrite();
+      },
+      close: async () => {},
+    };
+  },
+  // The feed's file gone (a failed deploy, a full disk that left it removed).
+  cut: async () => {
+    renameSync(suiteFile, `${suiteFile}.away`);
+    return async () => renameSync(`${suiteFile}.away`, suiteFile);
+  },
+  describe,
+  test,
+});
+
+function wad(decimal: string): bigint {
+  return unwrap(parseDecimal(decimal, RATE_DECIMALS));
+}

@@ -1,6 +1,7 @@
 /**
  * `@partner-yield/source-evm/testing`: a local anvil node, the test asset and vault, and a client
- * that drives them — for this package's tests, the local demo, and a team's own chain tests.
+ * that drives them — for this package's tests, the local demo, and a team's own chain tests — and
+ * the `PriceTable` conformance suite, for a team's own price feed.
  * @module
  */
 export { type AnvilNode, type AnvilOptions, anvilBinaryPath, startAnvil } from "./anvil.js";
@@ -10,4 +11,9 @@ export {
   testTokenAbi,
   testVaultAbi,
 } from "./contracts.js";
+export {
+  type PriceTableSuiteOptions,
+  type PriceTableUnderTest,
+  runPriceTableSuite,
+} from "./price-table-suite.js";
 export { connectTestChain, type TestChain } from "./test-chain.js";
