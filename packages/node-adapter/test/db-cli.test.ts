@@ -8,6 +8,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after } from "node:test";
+import { knownMigrations } from "@partner-yield/store-postgres";
 import { gate, postgresReachable, testDatabase } from "../../store-postgres/test/database.js";
 import { helpText } from "../src/cli-options.js";
 import { runDbCommand } from "../src/db-command.js";
@@ -16,6 +17,8 @@ import { runCli, startServerProcess } from "./server-process.js";
 
 const { describe, test, available } = gate({ PostgreSQL: await postgresReachable() });
 const db = available ? await testDatabase("dbcli", { migrated: false }) : undefined;
+/** The schema version this code knows. */
+const LATEST = knownMigrations().length;
 
 describe("partner-yield db", () => {
   test("--help lists the commands, the option and the exit codes", async () => {
@@ -79,7 +82,7 @@ describe("partner-yield db", () => {
     assert.equal(before.code, 3, before.stderr);
     assert.match(
       before.stdout,
-      /schema version 0, this partner-yield needs 1: run `partner-yield db migrate`/,
+      new RegExp(`schema version 0, this partner-yield needs ${LATEST}: run \`partner-yield db migrate\``),
     );
     const refused = await runCli(["serve", "--port", "0", ...url]);
     assert.equal(refused.code, 1);
@@ -90,7 +93,7 @@ describe("partner-yield db", () => {
     assert.match(migrated.stdout, /applied 0001_initial/);
     const again = await runCli(["db", "migrate", ...url]);
     assert.equal(again.code, 0);
-    assert.match(again.stdout, /schema version 1 is current; nothing to apply/);
+    assert.match(again.stdout, new RegExp(`schema version ${LATEST} is current; nothing to apply`));
 
     const first = await runCli(["db", "import-fixtures", DEFAULT_FIXTURES_DIR, ...url]);
     assert.equal(first.code, 0, first.stderr);
@@ -104,7 +107,7 @@ describe("partner-yield db", () => {
     const status = await runCli(["db", "status", ...url]);
     assert.equal(status.code, 0);
     for (const line of [
-      /schema version\s+1 \(current\)/,
+      new RegExp(`schema version\\s+${LATEST} \\(current\\)`),
       /partners\s+2/,
       /api keys\s+3 active, 1 revoked/,
       /products\s+5 active, 2 paused, 1 deprecated/,
@@ -136,7 +139,10 @@ describe("partner-yield db", () => {
     try {
       const status = await runCli(["db", "status", "--database-url", db!.url]);
       assert.equal(status.code, 3);
-      assert.match(status.stderr, /schema is version 99, newer than this partner-yield knows \(1\)/);
+      assert.match(
+        status.stderr,
+        new RegExp(`schema is version 99, newer than this partner-yield knows \\(${LATEST}\\)`),
+      );
       const serve = await runCli(["serve", "--port", "0", "--database-url", db!.url]);
       assert.equal(serve.code, 1);
       assert.match(serve.stderr, /newer than this partner-yield knows/);

@@ -19,6 +19,7 @@ export {
 } from "./migrations.js";
 export { PostgresPartnerStore } from "./partner-store.js";
 export { createPool, type PostgresPoolOptions } from "./pool.js";
+export { type PostgresPriceRow, PostgresPriceTable } from "./price-table.js";
 export { PostgresPositionSource, PostgresPriceSource, PostgresProductSource } from "./product-source.js";
 export { countRows, listPartnerIds, type RowCounts } from "./status.js";
 export { createPostgresStores, openPostgresStores, type PostgresStores } from "./stores.js";
