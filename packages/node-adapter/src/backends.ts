@@ -15,6 +15,7 @@ import type {
   ProductSource,
   RateLimiter,
 } from "@partner-yield/core";
+import type { PostgresPriceTable } from "@partner-yield/store-postgres";
 import type { BannerData } from "./banner.js";
 import { loadFixtureDir } from "./fixture-dir.js";
 
@@ -26,6 +27,8 @@ export interface Backends {
   readonly products: ProductSource;
   readonly positions: PositionSource;
   readonly prices: PriceSource;
+  /** The prices with their update times, where the store keeps them (PostgreSQL); see chain-sources. */
+  readonly priceTable: PostgresPriceTable | undefined;
   /** What the banner shows (demo credentials, example slug, counts). */
   readonly banner: BannerData;
   /** One line per store: what holds it. */
@@ -62,6 +65,7 @@ export async function openBackends(options: BackendOptions): Promise<Backends> {
     const fixtures = loadFixtureDir(options.fixturesDir);
     data = {
       events: undefined,
+      priceTable: undefined,
       ...fixtures,
       banner: fixtures,
       checks: Object.fromEntries(ROLES.map((role) => [role, ok])),
@@ -80,6 +84,7 @@ export async function openBackends(options: BackendOptions): Promise<Backends> {
       for (const id of partnerIds) productRecords.push(...(await stores.products.listProducts(id)));
       data = {
         ...stores,
+        priceTable: new postgres.PostgresPriceTable(stores.pool),
         banner: { keys: stores.keys, partners: stores.partners, partnerList: partnerIds, productRecords },
         checks: Object.fromEntries(ROLES.map((role) => [role, stores.ping])),
         line: `PostgreSQL ${redactUrl(options.databaseUrl)} (${partnerIds.length} partners, ${productRecords.length} products)`,
@@ -121,6 +126,7 @@ export async function openBackends(options: BackendOptions): Promise<Backends> {
     products: data.products,
     positions: data.positions,
     prices: data.prices,
+    priceTable: data.priceTable,
     banner: data.banner,
     description: [`data and events: ${data.line}`, `rate limits: ${limiterLine}`],
     readinessChecks: { ...data.checks, rate_limits: limiterCheck },

@@ -29,14 +29,20 @@ export interface ServeConfig {
   readonly redisUrl: string | undefined;
   /** Prefix of the rate-limit keys in Redis. */
   readonly redisKeyPrefix: string;
-  /** Positions and metrics from chain (`--rpc-url`) and aged prices (`--price-table`); undefined: fixtures only. */
+  /**
+   * Positions and metrics from chain (`--rpc-url`) and aged prices (`--price-table`, or the
+   * database's with `--database-url`); undefined: neither.
+   */
   readonly chain: ChainServeConfig | undefined;
 }
 
 /** What `--rpc-url`, `--price-table`, `--price-max-age` and `--apy-window-blocks` ask for. */
 export interface ChainServeConfig {
   readonly rpcUrls: readonly { readonly chain: string; readonly chainId: number; readonly url: string }[];
-  /** JSON file of prices with their update times; undefined: the fixtures' prices.json. */
+  /**
+   * JSON file of prices with their update times; undefined: the database's table with
+   * `--database-url`, else the fixtures' prices.json (no update times, not aged).
+   */
   readonly priceTable: string | undefined;
   readonly priceMaxAgeSeconds: number;
   /** Undefined: about a day of blocks on each chain. */
@@ -171,7 +177,7 @@ export const SERVE_FLAGS: readonly Flag[] = [
     flag: "price-table",
     env: "PARTNER_YIELD_PRICE_TABLE",
     value: "FILE",
-    default: "the fixtures' prices.json (no update times)",
+    default: "with --database-url its asset_prices table, else the fixtures' prices.json (no update times)",
     help: 'JSON prices with update times, re-read when it changes: [{"chain_id","asset_address","usd_price","updated_at"}]',
   },
   {
@@ -179,7 +185,7 @@ export const SERVE_FLAGS: readonly Flag[] = [
     env: "PARTNER_YIELD_PRICE_MAX_AGE",
     value: "SECONDS",
     default: "3600",
-    help: "an older price from --price-table is 503 service_unavailable, never served as current",
+    help: "an older price (from --price-table, or from the database with --database-url and --rpc-url or this flag) is 503 service_unavailable, never served as current",
   },
   {
     flag: "apy-window-blocks",
@@ -313,7 +319,7 @@ export function parseCommandLine(
       databaseUrl: url("database-url", ["postgres", "postgresql"]),
       redisUrl: url("redis-url", ["redis", "rediss"]),
       redisKeyPrefix: raw("redis-key-prefix")?.value ?? "partner-yield:rate:",
-      chain: chainConfig(raw, integer),
+      chain: chainConfig(raw, integer, raw("database-url") !== undefined),
     },
   };
 }
@@ -321,6 +327,7 @@ export function parseCommandLine(
 function chainConfig(
   raw: (flag: string) => { value: string; source: string } | undefined,
   integer: (flag: string, min: number, max: number, fallback: number) => number,
+  database: boolean,
 ): ChainServeConfig | undefined {
   const given = raw("rpc-url");
   const rpcUrls: { chain: string; chainId: number; url: string }[] = [];
@@ -355,13 +362,17 @@ function chainConfig(
     rpcUrls.push({ chain: chain[0], chainId: chain[1], url });
   }
   const priceTable = raw("price-table")?.value;
-  if (rpcUrls.length === 0 && priceTable === undefined) {
-    for (const flag of ["price-max-age", "apy-window-blocks"])
-      if (raw(flag) !== undefined)
-        throw new UsageError(`${raw(flag)!.source} applies only with --rpc-url or --price-table`);
+  const windowFlag = raw("apy-window-blocks");
+  if (rpcUrls.length === 0 && windowFlag !== undefined)
+    throw new UsageError(`${windowFlag.source} applies only with --rpc-url`);
+  // With --database-url, --rpc-url or --price-max-age ages the database's prices.
+  const maxAge = raw("price-max-age");
+  if (rpcUrls.length === 0 && priceTable === undefined && (maxAge === undefined || !database)) {
+    if (maxAge !== undefined)
+      throw new UsageError(`${maxAge.source} applies only with --rpc-url, --price-table or --database-url`);
     return undefined;
   }
-  const windowGiven = raw("apy-window-blocks") !== undefined;
+  const windowGiven = windowFlag !== undefined;
   return {
     rpcUrls,
     priceTable,

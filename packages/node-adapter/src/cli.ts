@@ -62,15 +62,16 @@ async function serve(config: ServeConfig): Promise<void> {
     }
     throw error;
   }
-  const { banner: data, description, readinessChecks, ...stores } = backends;
-  // Only with --rpc-url / --price-table: a server without them never loads viem. The chain
-  // sources wrap whatever holds the products, positions and prices (fixtures or PostgreSQL).
+  const { banner: data, description, readinessChecks, priceTable, ...stores } = backends;
+  // Only with --rpc-url / --price-table / --price-max-age: a server without them never loads viem.
+  // The chain sources wrap whatever holds the products, positions and prices (fixtures or
+  // PostgreSQL, whose prices they age).
   const chain =
     config.chain === undefined
       ? undefined
       : await (await import("./chain-sources.js")).createChainSources(
           config.chain,
-          { ...stores, productRecords: data.productRecords },
+          { ...stores, productRecords: data.productRecords, priceTable },
           (line) => process.stderr.write(`partner-yield: ${line}\n`),
         );
   const api = createNodePartnerApi({
@@ -92,7 +93,7 @@ async function serve(config: ServeConfig): Promise<void> {
       bodyLimitBytes: config.bodyLimitBytes,
       timeouts: config.timeouts,
       log: config.log,
-      readinessChecks,
+      readinessChecks: { ...readinessChecks, ...chain?.readinessChecks },
     });
   } catch (error) {
     const e = error as NodeJS.ErrnoException;
