@@ -2,8 +2,9 @@
  * `pnpm chain:demo`: a local chain for trying `partner-yield serve --rpc-url`. Starts anvil
  * (chain id 8453, standing in for Base) on 127.0.0.1:8545, deploys a USDC-like asset, an
  * underlying ERC-4626 vault and the product's wrapper, deposits from three wallets, simulates
- * about 5 % APY, and writes a fixtures directory whose one product is that wrapper, plus a price
- * table it refreshes every 30 s (a stand-in for a price feed). Ctrl-C stops the chain; its state
+ * about 5 % APY, and writes a fixtures directory whose one product is that wrapper (with the
+ * asset's price, for `db import-fixtures`), plus a price table it refreshes every 30 s (a stand-in
+ * for a price feed; a database's prices are updated with SQL instead). Ctrl-C stops the chain; its state
  * is kept, and running the script again resumes it.
  *
  *   pnpm chain:demo [--port 8545] [--dir .scratch/chain-demo]
@@ -99,7 +100,11 @@ if (deployment === undefined) {
 const fixtures = join(REPO, "fixtures");
 writeFileSync(join(dir, "partners.json"), readFileSync(join(fixtures, "partners.json")));
 writeFileSync(join(dir, "vaults.json"), "[]\n");
-writeFileSync(join(dir, "prices.json"), "[]\n");
+// The demo asset's price for `partner-yield db import-fixtures` (a database dates it at the import).
+writeFileSync(
+  join(dir, "prices.json"),
+  `${JSON.stringify([{ chain_id: CHAIN_ID, asset_address: deployment.asset, usd_price: "0.9998" }], null, 2)}\n`,
+);
 writeFileSync(
   join(dir, "products.json"),
   `${JSON.stringify(
@@ -148,6 +153,10 @@ process.stdout.write(
     "In another terminal, from the repository root:",
     `  npx -y pnpm@10 serve --fixtures ${rel(dir)} --rpc-url base=${node.rpcUrl} --price-table ${rel(priceTable)} --apy-window-blocks ${APY_WINDOW_BLOCKS}`,
     `  curl -s -H "X-Api-Key: ypk_test_p5uYqWuTm2niNkMzdEPWdUA45x3OkztF4Y5kDE" "http://127.0.0.1:8787/api/partner/products/${SLUG}/position?address=${deployment.wallets[0]}"`,
+    "Or with PostgreSQL holding the products and their prices (export DATABASE_URL=postgres://…):",
+    `  npx -y pnpm@10 db migrate && npx -y pnpm@10 db import-fixtures ${rel(dir)}`,
+    `  npx -y pnpm@10 serve --rpc-url base=${node.rpcUrl} --apy-window-blocks ${APY_WINDOW_BLOCKS}`,
+    `  psql "$DATABASE_URL" -c "UPDATE asset_prices SET usd_price = 0.9997, updated_at = now() WHERE chain_id = ${CHAIN_ID} AND asset_address = lower('${deployment.asset}')"`,
     "",
     "Ctrl-C stops the chain (state kept; run again to resume).",
     "",
