@@ -7,7 +7,8 @@
  *   UPDATE asset_prices SET usd_price = 1.0002, updated_at = now()
  *   WHERE chain_id = 8453 AND asset_address = lower('0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913');
  *
- * (`updated_at` may be the feed's own observation time; left out, it is now(): migration 0002.)
+ * (`updated_at` may be the feed's own observation time; left out of a statement that changes the
+ * price, it is stamped now(): migration 0002.)
  * @module
  */
 import type pg from "pg";
