@@ -5,6 +5,38 @@
  * @module
  */
 
+// Partners, keys and signing secrets for a partner manager (CONTRACT §4)
+export {
+  adminRefusals,
+  isCredentialId,
+  parseEnvironment,
+  parseLabel,
+  parsePartnerId,
+  parsePartnerName,
+} from "./admin/admin-input.js";
+export {
+  issueApiKey,
+  issueSigningSecret,
+  lastFourOf,
+  type NewKeyMaterial,
+} from "./admin/issue-credentials.js";
+export { MemoryPartnerAdmin, type MemoryPartnerAdminOptions } from "./admin/memory-partner-admin.js";
+export type {
+  AdminInputRefusal,
+  AdminNotFound,
+  AdminRefusal,
+  AdminRuleRefusal,
+  ApiKeySummary,
+  IssuedApiKey,
+  IssuedSigningSecret,
+  NewApiKey,
+  NewPartner,
+  PartnerAdmin,
+  PartnerSummary,
+  Revocation,
+  SigningSecretStatus,
+  SigningSecretSummary,
+} from "./admin/partner-admin.js";
 export {
   API_KEY_PREFIXES,
   type ApiKeyRefusal,
