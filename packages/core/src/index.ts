@@ -107,7 +107,7 @@ export {
 } from "./http/schemas.js";
 // How core reports an invalid input
 export type { Accepted, Refused, Result } from "./result.js";
-export { unwrap } from "./result.js";
+export { accept, refuse, unwrap } from "./result.js";
 export {
   type AppendResult,
   type EventStore,

@@ -79,7 +79,7 @@ describe("partner-yield db", () => {
     assert.equal(before.code, 3, before.stderr);
     assert.match(
       before.stdout,
-      /schema version 0, this partner-yield needs 1: run `partner-yield db migrate`/,
+      /schema version 0, this partner-yield needs 2: run `partner-yield db migrate`/,
     );
     const refused = await runCli(["serve", "--port", "0", ...url]);
     assert.equal(refused.code, 1);
@@ -87,10 +87,10 @@ describe("partner-yield db", () => {
 
     const migrated = await runCli(["db", "migrate", ...url]);
     assert.equal(migrated.code, 0, migrated.stderr);
-    assert.match(migrated.stdout, /applied 0001_initial/);
+    assert.match(migrated.stdout, /applied 0001_initial\n {2}applied 0002_revocation_is_final/);
     const again = await runCli(["db", "migrate", ...url]);
     assert.equal(again.code, 0);
-    assert.match(again.stdout, /schema version 1 is current; nothing to apply/);
+    assert.match(again.stdout, /schema version 2 is current; nothing to apply/);
 
     const first = await runCli(["db", "import-fixtures", DEFAULT_FIXTURES_DIR, ...url]);
     assert.equal(first.code, 0, first.stderr);
@@ -104,7 +104,7 @@ describe("partner-yield db", () => {
     const status = await runCli(["db", "status", ...url]);
     assert.equal(status.code, 0);
     for (const line of [
-      /schema version\s+1 \(current\)/,
+      /schema version\s+2 \(current\)/,
       /partners\s+2/,
       /api keys\s+3 active, 1 revoked/,
       /products\s+5 active, 2 paused, 1 deprecated/,
@@ -136,7 +136,7 @@ describe("partner-yield db", () => {
     try {
       const status = await runCli(["db", "status", "--database-url", db!.url]);
       assert.equal(status.code, 3);
-      assert.match(status.stderr, /schema is version 99, newer than this partner-yield knows \(1\)/);
+      assert.match(status.stderr, /schema is version 99, newer than this partner-yield knows \(2\)/);
       const serve = await runCli(["serve", "--port", "0", "--database-url", db!.url]);
       assert.equal(serve.code, 1);
       assert.match(serve.stderr, /newer than this partner-yield knows/);
