@@ -85,8 +85,8 @@ export const adminRefusals = {
   alreadyInProduction: (partnerId: string, keyId: string): Refused<"already_in_production"> =>
     refuse(
       "already_in_production",
-      `partner "${partnerId}" is already in production (active production key ${keyId}); promotion issues ` +
-        "a partner's first production key, so nothing was changed — create another production key instead",
+      `partner "${partnerId}" is already in production (active production key ${keyId}): promotion issues ` +
+        "a partner's first production key only; nothing was changed",
     ),
   keyNotFound: (keyId: string): Refused<"key_not_found"> =>
     refuse("key_not_found", `there is no API key ${quoteId(keyId, CREDENTIAL_ID)}`),
