@@ -41,11 +41,15 @@ export async function postgresReachable(): Promise<string | undefined> {
 }
 
 /**
- * A new database named `py_stores_<tag>_<random>`, migrated unless `migrated` is false, dropped
- * after the file's tests. Undefined when PostgreSQL is unreachable (see `gate`).
+ * A new database named `<prefix>_<tag>_<pid>_<random>` (prefix default `py_stores`), migrated
+ * unless `migrated` is false, dropped after the file's tests. Call it only when `gate` says
+ * PostgreSQL is available.
  */
-export async function testDatabase(tag: string, options: { migrated?: boolean } = {}): Promise<TestDatabase> {
-  const name = `py_stores_${tag}_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+export async function testDatabase(
+  tag: string,
+  options: { migrated?: boolean; prefix?: string } = {},
+): Promise<TestDatabase> {
+  const name = `${options.prefix ?? "py_stores"}_${tag}_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
   const admin = new pg.Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: 5000 });
   await admin.connect();
   try {
