@@ -5,6 +5,38 @@
  * @module
  */
 
+// Partners, keys and signing secrets for a partner manager (CONTRACT §4)
+export {
+  adminRefusals,
+  isCredentialId,
+  parseEnvironment,
+  parseLabel,
+  parsePartnerId,
+  parsePartnerName,
+} from "./admin/admin-input.js";
+export {
+  issueApiKey,
+  issueSigningSecret,
+  lastFourOf,
+  type NewKeyMaterial,
+} from "./admin/issue-credentials.js";
+export { MemoryPartnerAdmin, type MemoryPartnerAdminOptions } from "./admin/memory-partner-admin.js";
+export type {
+  AdminInputRefusal,
+  AdminNotFound,
+  AdminRefusal,
+  AdminRuleRefusal,
+  ApiKeySummary,
+  IssuedApiKey,
+  IssuedSigningSecret,
+  NewApiKey,
+  NewPartner,
+  PartnerAdmin,
+  PartnerSummary,
+  Revocation,
+  SigningSecretStatus,
+  SigningSecretSummary,
+} from "./admin/partner-admin.js";
 export {
   API_KEY_PREFIXES,
   type ApiKeyRefusal,
@@ -75,7 +107,7 @@ export {
 } from "./http/schemas.js";
 // How core reports an invalid input
 export type { Accepted, Refused, Result } from "./result.js";
-export { unwrap } from "./result.js";
+export { accept, refuse, unwrap } from "./result.js";
 export {
   type AppendResult,
   type EventStore,

@@ -3,6 +3,7 @@ import { describe, test } from "node:test";
 import {
   MemoryEventStore,
   MemoryKeyStore,
+  MemoryPartnerAdmin,
   MemoryPartnerStore,
   MemoryPositionSource,
   MemoryPriceSource,
@@ -12,6 +13,7 @@ import {
 import {
   runEventStoreSuite,
   runKeyStoreSuite,
+  runPartnerAdminSuite,
   runPartnerStoreSuite,
   runProductSourceSuite,
   runRateLimiterSuite,
@@ -37,3 +39,13 @@ const memoryStores = async (seed: StoreSeed) => ({
 });
 for (const run of [runKeyStoreSuite, runPartnerStoreSuite, runProductSourceSuite])
   run({ name: "memory", makeStores: memoryStores, describe, test });
+
+runPartnerAdminSuite({
+  name: "memory",
+  makeAdmin: async () => {
+    const admin = new MemoryPartnerAdmin();
+    return { admin, keys: admin.keys, partners: admin.partners, close: () => admin.close() };
+  },
+  describe,
+  test,
+});

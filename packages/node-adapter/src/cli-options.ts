@@ -214,6 +214,9 @@ export function helpText(): string {
     "Usage:",
     "  partner-yield serve [options]   start the server",
     "  partner-yield db COMMAND        migrate | import-fixtures DIR | status (see `partner-yield db --help`)",
+    "  partner-yield partners COMMAND  add | list | verify: partners (see `partner-yield partners --help`)",
+    "  partner-yield keys COMMAND      create | list | revoke | promote: API keys (`partner-yield keys --help`)",
+    "  partner-yield secrets COMMAND   create | list | revoke: signing secrets (`partner-yield secrets --help`)",
     "  partner-yield --help            this text",
     "",
     "With no options, `serve` serves the sandbox on 127.0.0.1:8787 from the embedded fixtures and",
@@ -253,7 +256,9 @@ export function parseCommandLine(
   if (values["help"] === true) return { command: "help" };
   if (positionals.length === 0) throw new UsageError("missing command; did you mean `partner-yield serve`?");
   if (positionals[0] !== "serve")
-    throw new UsageError(`unknown command "${positionals[0]}"; the command is \`serve\``);
+    throw new UsageError(
+      `unknown command "${positionals[0]}"; the commands are serve, db, partners, keys and secrets`,
+    );
   if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"`);
 
   const raw = (flag: string): { value: string; source: string } | undefined => {

@@ -5,6 +5,7 @@
  * @module
  */
 import { FixtureError, StoreUnavailableError } from "@partner-yield/core";
+import { ADMIN_GROUPS, runAdminCommand } from "./admin-cli.js";
 import { type Backends, openBackends } from "./backends.js";
 import { formatBanner } from "./banner.js";
 import { helpText, parseCommandLine, type ServeConfig, UsageError } from "./cli-options.js";
@@ -23,6 +24,11 @@ const EXIT_USAGE = 2;
 async function main(argv: readonly string[]): Promise<void> {
   if (argv[0] === "db") {
     process.exitCode = await runDbCommand(argv.slice(1), process.env);
+    return;
+  }
+  const group = ADMIN_GROUPS.find((g) => g === argv[0]);
+  if (group !== undefined) {
+    process.exitCode = await runAdminCommand(group, argv.slice(1), { env: process.env });
     return;
   }
   let command: ReturnType<typeof parseCommandLine>;

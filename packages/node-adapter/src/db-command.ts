@@ -4,7 +4,7 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { FixtureError, StoreUnavailableError } from "@partner-yield/core";
+import { accept, FixtureError, type Result, refuse, StoreUnavailableError } from "@partner-yield/core";
 import { redactUrl } from "./backends.js";
 import { loadFixtureDir } from "./fixture-dir.js";
 
@@ -68,12 +68,9 @@ export async function runDbCommand(
   const expected = command === "import-fixtures" ? 1 : 0;
   if (rest.length < expected) return usage("import-fixtures needs the fixtures directory, e.g. fixtures/");
   if (rest.length > expected) return usage(`unexpected argument "${rest[expected]}"`);
-  const url = values["database-url"] ?? (env["DATABASE_URL"] === "" ? undefined : env["DATABASE_URL"]);
-  if (url === undefined) return usage("no database: give --database-url URL or set DATABASE_URL");
-  if (!/^postgres(ql)?:\/\//.test(url) || !URL.canParse(url))
-    return usage(
-      `${values["database-url"] === undefined ? "DATABASE_URL" : "--database-url"} must be a postgres:// URL`,
-    );
+  const database = databaseUrlOf(values["database-url"], env);
+  if (!database.ok) return usage(database.reason);
+  const url = database.value;
 
   // Validate the files before connecting: a bad file changes nothing and says where it is wrong.
   let data: ReturnType<typeof loadFixtureDir> | undefined;
@@ -151,6 +148,24 @@ export async function runDbCommand(
   } finally {
     await pool.end().catch(() => undefined);
   }
+}
+
+/**
+ * The PostgreSQL URL of a command: `--database-url`, else `DATABASE_URL`; refused when neither is
+ * given or it is not a postgres:// URL (the value is not echoed: it may hold a password).
+ */
+export function databaseUrlOf(
+  flag: string | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+): Result<string, "missing" | "malformed"> {
+  const url = flag ?? (env["DATABASE_URL"] === "" ? undefined : env["DATABASE_URL"]);
+  if (url === undefined) return refuse("missing", "no database: give --database-url URL or set DATABASE_URL");
+  if (!/^postgres(ql)?:\/\//.test(url) || !URL.canParse(url))
+    return refuse(
+      "malformed",
+      `${flag === undefined ? "DATABASE_URL" : "--database-url"} must be a postgres:// URL`,
+    );
+  return accept(url);
 }
 
 function parseDbFlags(argv: readonly string[]) {

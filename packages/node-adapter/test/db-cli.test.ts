@@ -90,7 +90,10 @@ describe("partner-yield db", () => {
 
     const migrated = await runCli(["db", "migrate", ...url]);
     assert.equal(migrated.code, 0, migrated.stderr);
-    assert.match(migrated.stdout, /applied 0001_initial/);
+    assert.match(
+      migrated.stdout,
+      /applied 0001_initial\n {2}applied 0002_price_observation_time\n {2}applied 0003_revocation_is_final/,
+    );
     const again = await runCli(["db", "migrate", ...url]);
     assert.equal(again.code, 0);
     assert.match(again.stdout, new RegExp(`schema version ${LATEST} is current; nothing to apply`));

@@ -34,13 +34,14 @@ function childEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-/** Runs `partner-yield ARGS` to its end. */
+/** Runs `partner-yield ARGS` to its end, with `env` added to its environment. */
 export async function runCli(
   args: readonly string[],
+  env: Readonly<Record<string, string>> = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, ["--import", "tsx", CLI, ...args], {
     cwd: REPO,
-    env: childEnv(),
+    env: { ...childEnv(), ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "";

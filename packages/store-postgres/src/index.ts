@@ -17,6 +17,7 @@ export {
   SchemaVersionError,
   schemaStatus,
 } from "./migrations.js";
+export { PostgresPartnerAdmin, type PostgresPartnerAdminOptions } from "./partner-admin.js";
 export { PostgresPartnerStore } from "./partner-store.js";
 export { createPool, type PostgresPoolOptions } from "./pool.js";
 export { type PostgresPriceRow, PostgresPriceTable } from "./price-table.js";

@@ -2,11 +2,12 @@
 import {
   runEventStoreSuite,
   runKeyStoreSuite,
+  runPartnerAdminSuite,
   runPartnerStoreSuite,
   runProductSourceSuite,
   type StoreSeed,
 } from "@partner-yield/core/testing";
-import { createPostgresStores, importData, PostgresEventStore } from "../src/index.js";
+import { createPostgresStores, importData, PostgresEventStore, PostgresPartnerAdmin } from "../src/index.js";
 import { gate, postgresReachable, testDatabase } from "./database.js";
 
 const { describe, test, available } = gate({ PostgreSQL: await postgresReachable() });
@@ -26,3 +27,19 @@ const postgresStores = async (seed: StoreSeed) => {
 };
 for (const run of [runKeyStoreSuite, runPartnerStoreSuite, runProductSourceSuite])
   run({ name: "postgres", makeStores: postgresStores, describe, test });
+
+// The admin and the read ports the API uses, over the file's pool: a change must be seen by the next lookup.
+runPartnerAdminSuite({
+  name: "postgres",
+  makeAdmin: async () => {
+    const stores = createPostgresStores(db!.pool);
+    return {
+      admin: new PostgresPartnerAdmin(db!.pool),
+      keys: stores.keys,
+      partners: stores.partners,
+      close: stores.close,
+    };
+  },
+  describe,
+  test,
+});

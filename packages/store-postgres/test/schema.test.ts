@@ -68,6 +68,24 @@ describe("schema migrations and the fixture import", () => {
     assert.deepEqual((await stores.partners.getPartner("northwind"))?.signingSecrets, []);
   });
 
+  test("revocation is final: the database refuses to bring a key or a signing secret back", async () => {
+    // The import test above revoked every key and secret.
+    for (const table of ["api_keys", "signing_secrets"]) {
+      await assert.rejects(
+        db!.pool.query(`update ${table} set status = 'active', revoked_at = null`),
+        /revocation is final/,
+        table,
+      );
+      await assert.rejects(
+        db!.pool.query(`update ${table} set revoked_at = now() - interval '1 day'`),
+        /revocation is final/,
+        `${table}: the time of revocation stays`,
+      );
+    }
+    // Other columns of a revoked row may change (e.g. a key's label).
+    await db!.pool.query("update api_keys set label = 'leaked in a log' where status = 'revoked'");
+  });
+
   test("deprecated is terminal: the database refuses to bring a product back", async () => {
     await assert.rejects(
       db!.pool.query("update products set status = 'active' where slug = 'dai-optimism-legacy'"),

@@ -36,7 +36,7 @@ export interface ApiDependencies {
   readonly onError: ErrorHook | undefined;
   /** Requests per rolling minute for the partner in this environment (CONTRACT §7). */
   quotaOf(partner: Partner): number;
-  /** A verifier of the partner's active secrets, keyed once per set of secrets. */
+  /** A verifier of exactly the partner's active secrets, keyed once per list of secrets. */
   verifierFor(partner: Partner): SignatureVerifier;
   /** A product's wire form, serialised once per record. */
   productJson(product: ProductRecord): string;
@@ -79,7 +79,10 @@ export function resolveDependencies(
     quotaOf: (partner) =>
       options.rateLimitOverride ?? partner.rateLimits?.[environment] ?? defaultLimits[environment],
     verifierFor(partner) {
-      const cacheKey = partner.signingSecrets.join("\n");
+      // Keyed on the exact list the store answered for this request (read on every request, never
+      // cached), so a revoked secret stops verifying on the next one (CONTRACT §4). JSON, not a
+      // join: no two lists share a key, whatever characters a secret holds.
+      const cacheKey = JSON.stringify(partner.signingSecrets);
       let verifier = verifiers.get(cacheKey);
       if (verifier === undefined) {
         if (verifiers.size > 1000) verifiers.clear();

@@ -19,5 +19,10 @@ export {
   type StoreSeed,
 } from "./data-store-suite.js";
 export { type EventStoreSuiteOptions, newEvent, runEventStoreSuite } from "./event-store-suite.js";
+export {
+  type AdministeredStores,
+  type PartnerAdminSuiteOptions,
+  runPartnerAdminSuite,
+} from "./partner-admin-suite.js";
 export { type RateLimiterSuiteOptions, runRateLimiterSuite } from "./rate-limiter-suite.js";
 export { type Closable, type SuiteOptions, seededRandom, type TestFunctions, uniqueTag } from "./suite.js";
