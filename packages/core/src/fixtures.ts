@@ -37,9 +37,12 @@ export class FixtureError extends Error {
 }
 
 const BaseUnits = z.string().regex(/^(0|[1-9][0-9]*)$/, "must be a non-negative integer string (base units)");
-const Address = z.string().superRefine((value, ctx) => {
+/** Served as loaded, so normalised here: an all-lowercase or all-uppercase address becomes EIP-55. */
+const Address = z.string().transform((value, ctx) => {
   const parsed = parseAddress(value);
-  if (!parsed.ok) ctx.addIssue({ code: "custom", message: parsed.reason });
+  if (parsed.ok) return parsed.address;
+  ctx.addIssue({ code: "custom", message: parsed.reason });
+  return z.NEVER;
 });
 const Fraction = z
   .string()
@@ -251,6 +254,17 @@ export function loadFixtures(
       usdPriceWad: parseDecimal(row.usd_price, RATE_DECIMALS),
     }),
   );
+
+  // Without a price every position with shares would answer 503 (CONTRACT §2): refuse at load.
+  const priced = new Set(prices.map((row) => `${row.chainId}:${row.assetAddress}`));
+  products.forEach((p, i) => {
+    if (!priced.has(`${p.chainId}:${p.assetAddress}`))
+      throw new FixtureError(
+        name("products.json"),
+        `[${i}].asset_address`,
+        `no USD price for ${p.assetSymbol} ${p.assetAddress} on chain ${p.chainId} in prices.json; every position with shares would answer 503`,
+      );
+  });
 
   return {
     partners: new MemoryPartnerStore(partners),
