@@ -1,0 +1,5 @@
+/** What each Node example's `start()` resolves to. */
+export interface Listening {
+  readonly url: string;
+  close(): Promise<void>;
+}
