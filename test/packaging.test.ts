@@ -25,6 +25,8 @@ import { ACME, positionAnswers, signedEventIsStoredOnce, yieldCalcAnswers } from
 import { exited, pnpmEntry, ROOT, waitForOutput } from "./support/processes.js";
 
 const run = promisify(execFile);
+/** What an outsider's shell has: not the workspace's source condition that `pnpm test` sets. */
+const OUTSIDE = { ...process.env, NODE_OPTIONS: "" };
 const PACKAGES = [
   { name: "@partner-yield/core", dir: "packages/core" },
   { name: "@partner-yield/node-adapter", dir: "packages/node-adapter" },
@@ -114,7 +116,7 @@ describe("packed packages installed with npm outside the workspace", { timeout: 
         `hono@${examples.dependencies["hono"]}`,
         `@hono/node-server@${examples.dependencies["@hono/node-server"]}`,
       ],
-      { cwd: app, maxBuffer: 16 * 1024 * 1024 },
+      { cwd: app, env: OUTSIDE, maxBuffer: 16 * 1024 * 1024 },
     );
     for (const file of HONO_RECIPE) cpSync(join(ROOT, "examples", file), join(app, "src", file));
     cpSync(join(ROOT, "examples", "data"), join(app, "src", "data"), { recursive: true });
@@ -140,9 +142,11 @@ describe("packed packages installed with npm outside the workspace", { timeout: 
     );
     log("tsc over the consumer and the Hono recipe");
     const tsc = join(ROOT, "node_modules", "typescript", "bin", "tsc");
-    await run(process.execPath, [tsc, "-p", "."], { cwd: app }).catch((error: { stdout?: string }) => {
-      throw new Error(`tsc failed in ${app}:\n${error.stdout ?? String(error)}`);
-    });
+    await run(process.execPath, [tsc, "-p", "."], { cwd: app, env: OUTSIDE }).catch(
+      (error: { stdout?: string }) => {
+        throw new Error(`tsc failed in ${app}:\n${error.stdout ?? String(error)}`);
+      },
+    );
   });
 
   after(() => {
@@ -164,7 +168,10 @@ describe("packed packages installed with npm outside the workspace", { timeout: 
   });
 
   test("a consumer imports every package with types (strict tsc passed, and misuse is a type error) and runs", async () => {
-    const { stdout } = await run(process.execPath, [join(app, "out", "consumer.js")], { cwd: app });
+    const { stdout } = await run(process.execPath, [join(app, "out", "consumer.js")], {
+      cwd: app,
+      env: OUTSIDE,
+    });
     assert.deepEqual(JSON.parse(stdout), {
       keyLength: 47,
       hashLength: 64,
@@ -177,7 +184,7 @@ describe("packed packages installed with npm outside the workspace", { timeout: 
   test("the Hono recipe runs on the installed core with the team's own data", async () => {
     const child = spawn(process.execPath, [join(app, "out", "start.js"), "hono"], {
       cwd: app,
-      env: { ...process.env, NODE_OPTIONS: "", PORT: "0" },
+      env: { ...OUTSIDE, PORT: "0" },
       stdio: ["ignore", "pipe", "pipe"],
     });
     try {
@@ -196,7 +203,7 @@ describe("packed packages installed with npm outside the workspace", { timeout: 
     const child = spawn(
       process.execPath,
       [bin, "serve", "--port", "0", "--log", "none", "--fixtures", join(app, "src", "data")],
-      { cwd: app, env: { ...process.env, NODE_OPTIONS: "" }, stdio: ["ignore", "pipe", "pipe"] },
+      { cwd: app, env: OUTSIDE, stdio: ["ignore", "pipe", "pipe"] },
     );
     try {
       const url = (await waitForOutput(child, "stdout", /serving sandbox at (http:\/\/\S+)/).matched)[1]!;
@@ -214,7 +221,7 @@ describe("packed packages installed with npm outside the workspace", { timeout: 
     const bin = join(app, "node_modules", ".bin", "partner-yield-conformance");
     const { stdout } = await run(process.execPath, [bin, "run", "--help"], {
       cwd: app,
-      env: { ...process.env, NODE_OPTIONS: "" },
+      env: OUTSIDE,
     });
     assert.match(stdout, /--base-url/);
   });

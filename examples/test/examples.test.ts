@@ -6,6 +6,8 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import type { Listening } from "../listening.js";
@@ -76,9 +78,18 @@ test("fetch runtime: the address comes from CF-Connecting-IP, so another client 
   assert.equal(res.status, 401);
 });
 
-/** The `bun` package's binary (installed with the examples' dependencies), if it runs here. */
+/**
+ * The `bun` package's binary (installed with the examples' dependencies), if it runs here. The
+ * binary itself, not pnpm's `.bin/bun` shell shim: the shim does not exec, so a signal to it would
+ * leave Bun running.
+ */
 async function runnableBun(): Promise<string | undefined> {
-  const bin = fileURLToPath(new URL("../node_modules/.bin/bun", import.meta.url));
+  let bin: string;
+  try {
+    bin = join(dirname(createRequire(import.meta.url).resolve("bun/package.json")), "bin", "bun.exe");
+  } catch {
+    return undefined;
+  }
   if (!existsSync(bin)) return undefined;
   const probe = spawn(bin, ["--version"], { stdio: "ignore" });
   const code = await new Promise<number | null>((resolve) => {
@@ -90,7 +101,7 @@ async function runnableBun(): Promise<string | undefined> {
 
 const bun = await runnableBun();
 if (bun === undefined) {
-  const why = "the bun binary (examples/node_modules/.bin/bun) is missing or does not run on this machine";
+  const why = "the bun binary (the bun package's bin/bun.exe) is missing or does not run on this machine";
   if (process.env["CI"] === "true") {
     test("bun runs examples/bun.ts", () => assert.fail(why));
   } else {
