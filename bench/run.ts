@@ -17,6 +17,7 @@ import {
   parseSignatureHeader,
   SignatureVerifier,
   signBody,
+  unwrap,
 } from "../packages/core/src/index.js";
 import { DEMO_CREDENTIALS as DEMO } from "../packages/node-adapter/src/demo.js";
 
@@ -93,7 +94,7 @@ const body = new TextEncoder().encode(
 );
 if (body.byteLength < 1000 || body.byteLength > 1100)
   throw new Error(`body is ${body.byteLength} bytes, want ~1 KiB`);
-const signature = parseSignatureHeader(signBody(DEMO.signingSecret, body))!;
+const signature = unwrap(parseSignatureHeader(signBody(DEMO.signingSecret, body)));
 const nodeHmac: HmacPort = {
   prepare: (key) => ({ digest: (message) => createHmac("sha256", key).update(message).digest() }),
 };

@@ -9,6 +9,9 @@ import prices from "./data/prices.json" with { type: "json" };
 import products from "./data/products.json" with { type: "json" };
 import vaults from "./data/vaults.json" with { type: "json" };
 
+/** Where the API answers; each framework routes this prefix to it. */
+export const BASE_PATH = "/api/partner";
+
 /** Validated once at start: a broken file fails here, naming the file and the field. */
 const data = loadFixtures({
   "partners.json": partners,
@@ -17,7 +20,7 @@ const data = loadFixtures({
   "prices.json": prices,
 });
 
-/** The sandbox API on the in-memory stores; `options` swaps in your own stores or limits. */
+/** The sandbox API on the in-memory stores; `options` swaps in your own stores, limits or `basePath`. */
 export function createAcmeApi(options: Partial<PartnerApiOptions> = {}): PartnerApi {
-  return createPartnerApi({ environment: "sandbox", ...data, ...options });
+  return createPartnerApi({ environment: "sandbox", ...data, basePath: BASE_PATH, ...options });
 }

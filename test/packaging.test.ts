@@ -27,8 +27,12 @@ import { exited, pnpmEntry, ROOT, waitForOutput } from "./support/processes.js";
 const run = promisify(execFile);
 /** What an outsider's shell has: not the workspace's source condition that `pnpm test` sets. */
 const OUTSIDE = { ...process.env, NODE_OPTIONS: "" };
+/** Every published package: a new one is added here (README, "Packages and publishing"). */
 const PACKAGES = [
   { name: "@partner-yield/core", dir: "packages/core" },
+  { name: "@partner-yield/source-evm", dir: "packages/source-evm" },
+  { name: "@partner-yield/store-postgres", dir: "packages/store-postgres" },
+  { name: "@partner-yield/store-redis", dir: "packages/store-redis" },
   { name: "@partner-yield/node-adapter", dir: "packages/node-adapter" },
   { name: "@partner-yield/harness", dir: "harness" },
 ];
@@ -235,18 +239,30 @@ async function stop(child: ChildProcess): Promise<void> {
 
 /** What a team writes first: one import from each package, typed; each misuse below must fail to compile. */
 const CONSUMER = `import { createPartnerApi, generateApiKey, hashApiKey, loadFixtures, type PlainResponse } from "@partner-yield/core";
+import { parseAmount } from "@partner-yield/core/math";
+import { runEventStoreSuite } from "@partner-yield/core/testing";
 import { CHECKS } from "@partner-yield/harness";
 import { apiKeyRow, createListener } from "@partner-yield/node-adapter";
+import { EvmPositionSource } from "@partner-yield/source-evm";
+import { createPool } from "@partner-yield/store-postgres";
+import { RATE_LIMIT_SCRIPT } from "@partner-yield/store-redis";
 import partners from "./data/partners.json" with { type: "json" };
 import prices from "./data/prices.json" with { type: "json" };
 import products from "./data/products.json" with { type: "json" };
 import vaults from "./data/vaults.json" with { type: "json" };
 
 const key: string = generateApiKey("sandbox");
-// @ts-expect-error the environment is "sandbox" | "production"
-generateApiKey("staging");
-// @ts-expect-error handle() takes a PlainRequest
-createPartnerApi({ environment: "sandbox", ...loadFixtures({ "partners.json": partners, "products.json": products, "vaults.json": vaults, "prices.json": prices }) }).handle({ url: "/" });
+/** Never called: each misuse must fail to compile, which proves the imports are typed, not any. */
+export function misuses(): void {
+  // @ts-expect-error the environment is "sandbox" | "production"
+  generateApiKey("staging");
+  // @ts-expect-error a decimal count is a number
+  parseAmount("1", "6");
+  // @ts-expect-error handle() takes a PlainRequest
+  createPartnerApi({ environment: "sandbox", ...loadFixtures({ "partners.json": partners, "products.json": products, "vaults.json": vaults, "prices.json": prices }) }).handle({ url: "/" });
+  // @ts-expect-error the pool is pg's Pool, typed: it has no such method
+  createPool({ connectionString: "postgres://" }).noSuchMethod();
+}
 
 const data = loadFixtures({ "partners.json": partners, "products.json": products, "vaults.json": vaults, "prices.json": prices });
 const api = createPartnerApi({ environment: "sandbox", ...data });
@@ -262,5 +278,6 @@ console.log(JSON.stringify({
   status,
   checks: CHECKS.length > 0,
   listener: typeof createListener(api),
+  others: [typeof runEventStoreSuite, typeof EvmPositionSource, typeof RATE_LIMIT_SCRIPT],
 }));
 `;

@@ -10,9 +10,10 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import type { Listening } from "../listening.js";
+import type { Listening, ListenOptions } from "../listening.js";
 import { createAcmeApi } from "../partner-api.js";
 import {
+  ACME,
   failedAuthIsLimitedPerAddress,
   positionAnswers,
   type Send,
@@ -43,19 +44,33 @@ function suite(
   });
 }
 
+type Start = (api: ReturnType<typeof createAcmeApi>, options: ListenOptions) => Promise<Listening>;
+
 for (const framework of ["hono", "express", "fastify"] as const) {
-  suite(
-    `${framework} (Node)`,
-    async () => {
-      const { start } = (await import(`../${framework}.js`)) as {
-        start: (api: ReturnType<typeof createAcmeApi>, port: number) => Promise<Listening>;
-      };
-      const api = createAcmeApi({ failedAuthPerMinute: FAILED_AUTH_LIMIT });
-      const server = await start(api, 0);
-      return { send: (path, init) => fetch(server.url + path, init), close: () => server.close() };
-    },
-    FAILED_AUTH_LIMIT,
-  );
+  for (const basePath of [undefined, "/yield/v1"]) {
+    suite(
+      `${framework} (Node)${basePath === undefined ? "" : `, mounted at ${basePath}`}`,
+      async () => {
+        const { start } = (await import(`../${framework}.js`)) as { start: Start };
+        const api = createAcmeApi({ failedAuthPerMinute: FAILED_AUTH_LIMIT, ...(basePath && { basePath }) });
+        const server = await start(api, { port: 0, ...(basePath && { basePath }) });
+        // The scenarios speak of /api/partner; under another base path the same requests go there.
+        const send: Send = (path, init) =>
+          fetch(
+            server.url + (basePath === undefined ? path : path.replace(/^\/api\/partner/, basePath)),
+            init,
+          );
+        if (basePath !== undefined) {
+          const old = await fetch(`${server.url}/api/partner/products`, {
+            headers: { "x-api-key": ACME.sandboxApiKey },
+          });
+          assert.equal(old.status, 404, "nothing answers at the default path any more");
+        }
+        return { send, close: () => server.close() };
+      },
+      FAILED_AUTH_LIMIT,
+    );
+  }
 }
 
 suite("fetch runtime (the Workers-style default export, called as the runtime would)", async () => {

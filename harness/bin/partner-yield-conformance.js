@@ -6,8 +6,8 @@ const entry = new URL("../dist/cli.js", import.meta.url);
 if (!existsSync(entry)) {
   process.stderr.write(
     "partner-yield-conformance: the harness is not built (no dist/cli.js).\n" +
-      "  build it:            pnpm --filter @partner-yield/harness build   (after building core and node-adapter)\n" +
-      "  or run from source:  pnpm conformance   (tsx harness/src/cli.ts run)\n",
+      "  build it:            pnpm build   (from the repository root: core, node-adapter, then the harness)\n" +
+      "  or run from source:  pnpm conformance …   (or npx -y pnpm@10 conformance …, from the repository root)\n",
   );
   process.exit(2);
 }

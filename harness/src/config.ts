@@ -3,7 +3,7 @@
  * option is a usage error (exit 2) before any request is sent.
  * @module
  */
-import type { Level } from "./checks/types.js";
+import type { Level, PlanOptions } from "./checks/types.js";
 
 /** Bad configuration or an unreachable target: exit code 2. */
 export class ConfigError extends Error {
@@ -21,7 +21,21 @@ export const DEFAULTS = {
   /** interface.md §8: the sandbox allows 100 requests a minute; the probe may spend one more. */
   probeBudget: 101,
   timeoutMs: 15_000,
+  /** `properties --base-url`: runs per property; each may need 5 quotes (P₁, P₂, P₁ + P₂, one amount written two ways). */
+  apiPropertyRuns: 10,
+  /** `properties --base-url`: the request budget, shrinking included; with the default throttle, under a sandbox's 100 a minute. */
+  apiPropertyBudget: 90,
+  /** `properties --base-url`: products whose positions P-17 reads. */
+  apiPropertyProducts: 3,
 } as const;
+
+/** The plan knobs at their defaults (for `list` and the docs). */
+export const DEFAULT_PLAN: PlanOptions = {
+  yieldSamples: DEFAULTS.yieldSamples,
+  productSample: DEFAULTS.productSample,
+  concurrentDuplicates: DEFAULTS.concurrentDuplicates,
+  probeBudget: DEFAULTS.probeBudget,
+};
 
 /** Environment variables the runner reads. */
 export const ENV = {

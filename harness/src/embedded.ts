@@ -6,7 +6,7 @@
  */
 import type { PartnerApi, PartnerApiHandler, SandboxData } from "@partner-yield/core";
 import { ConfigError, DEFAULTS, randomSeed } from "./config.js";
-import { type ReferenceFixtures, referenceFixtures } from "./fixtures.js";
+import { loadReferenceFixtures, type ReferenceFixtures } from "./oracle/fixtures.js";
 import type { RunSettings } from "./runner.js";
 import { defaultBurst } from "./throttle.js";
 
@@ -73,7 +73,7 @@ export async function startEmbeddedTarget(options: EmbeddedOptions = {}): Promis
         "pass --base-url to test a running deployment instead",
     );
   }
-  const { DEFAULT_FIXTURES_DIR, loadFixtureDir, readFixtureDir, startServer } = adapter;
+  const { DEFAULT_FIXTURES_DIR, loadFixtureDir, startServer } = adapter;
   const DEMO_CREDENTIALS: DemoCredentials = options.credentials ?? adapter.DEMO_CREDENTIALS;
   const dir = options.fixturesDir ?? DEFAULT_FIXTURES_DIR;
   const quota = options.quota ?? EMBEDDED_QUOTA;
@@ -81,9 +81,12 @@ export async function startEmbeddedTarget(options: EmbeddedOptions = {}): Promis
   let reference: ReferenceFixtures;
   try {
     data = loadFixtureDir(dir);
-    reference = referenceFixtures(readFixtureDir(dir), dir);
+    reference = loadReferenceFixtures(dir);
   } catch (error) {
-    throw new ConfigError(`the embedded server's fixtures do not load: ${(error as Error).message}`);
+    throw new ConfigError(
+      `the embedded server's fixtures do not load: ${(error as Error).message} ` +
+        "(the demonstration runs from a checkout of the repository; pass --base-url to test a running deployment)",
+    );
   }
   const own = new Set(
     data.productRecords.filter((p) => p.partnerId === DEMO_CREDENTIALS.partnerId).map((p) => p.slug),

@@ -6,10 +6,12 @@
 import { accessSync, constants, existsSync, mkdirSync, statSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { type ParseArgsConfig, parseArgs } from "node:util";
+import { costOf } from "./checks/definition.js";
 import { CHECKS } from "./checks/registry.js";
-import { costOf, LEVELS } from "./checks/types.js";
+import { LEVELS, sourceOf } from "./checks/types.js";
 import {
   ConfigError,
+  DEFAULT_PLAN,
   DEFAULTS,
   ENV,
   parseBaseUrl,
@@ -19,13 +21,16 @@ import {
   randomSeed,
 } from "./config.js";
 import { embeddedSettings, startEmbeddedTarget } from "./embedded.js";
-import { loadReferenceFixtures } from "./fixtures.js";
+import { BIN, type Invocation, invocationOf } from "./invocation.js";
+import { loadReferenceFixtures } from "./oracle/fixtures.js";
+import { runApiProperties } from "./properties/api-run.js";
 import { PROPERTIES } from "./properties/registry.js";
 import { runProperties } from "./properties/run.js";
+import { Redactor } from "./redact.js";
 import { ConsoleReporter, type TextStream } from "./reporters/console.js";
 import { toJson } from "./reporters/json.js";
 import { toJUnit } from "./reporters/junit.js";
-import { type RunReport, type RunSettings, redactorFor, runConformance } from "./runner.js";
+import { type RunReport, type RunSettings, redactorFor, requestBound, runConformance } from "./runner.js";
 import { defaultBurst } from "./throttle.js";
 import { VERSION } from "./version.js";
 
@@ -33,16 +38,17 @@ export interface Io {
   readonly stdout: TextStream;
   readonly stderr: TextStream;
   readonly env: NodeJS.ProcessEnv;
+  /** How the CLI was started, for the commands it prints; from the process by default. */
+  readonly invocation?: Invocation;
 }
-
-const BIN = "partner-yield-conformance";
 
 const MAIN_HELP = `${BIN} ${VERSION}: does a deployment honour the partner interface?
 
 Usage:
-  ${BIN} run [options]         run the conformance checks against a target
-  ${BIN} list [options]        print every check: ID, level, cost, source, title
-  ${BIN} properties [options]  run the yield-math properties (CONTRACT §2) against the core
+  ${BIN} [run] [options]       run the conformance checks against a target (run is the default)
+  ${BIN} list [options]        print every check: ID, kind, level, cost, source, title
+  ${BIN} properties [options]  run the yield-math properties (CONTRACT §2) against the core,
+                               or with --base-url against a deployment's answers
   ${BIN} <command> --help      options of a command
 
 Exit codes: 0 passed, 1 a check or property failed, 2 bad configuration or unreachable target.
@@ -51,8 +57,10 @@ Exit codes: 0 passed, 1 a check or property failed, 2 bad configuration or unrea
 const RUN_HELP = `Usage: ${BIN} run [--base-url URL] [options]
 
 Runs every check of the level against a target and reports each one (✔ passed, ✖ failed,
-⚠ skipped). Without --base-url, starts the embedded sandbox server (fixtures and demo
-credentials) on 127.0.0.1 and an ephemeral port, and runs against it.
+⚠ warning: inconclusive or not a failure, ○ skipped). Without --base-url, starts the embedded
+sandbox server (fixtures and demo credentials) on 127.0.0.1 and an ephemeral port, and runs
+against it. With a signing secret, one signed event (and one signed with a wrong secret) checks
+it first: a secret the target refuses is exit 2, like a refused API key.
 
 Target and credentials (secrets from the environment; flags work too, and are redacted in reports):
   --base-url URL            target, e.g. https://sandbox.example.com        [$${ENV.baseUrl}]
@@ -64,7 +72,7 @@ Target and credentials (secrets from the environment; flags work too, and are re
   --wallet ADDRESS          a wallet holding a position (POS-06, POS-09)
   --fixtures DIR            the deployment's fixture files (partners, products, vaults, prices
                             .json): POS-09 recomputes every position from them (embedded: its own)
-  Checks whose input is absent are reported as skipped (⚠), never as passed.
+  Checks whose input is absent are reported as skipped (○), never as passed.
 
 What to check:
   --level spec|reference    spec: only what interface.md states (plus "no 5xx");
@@ -88,42 +96,57 @@ Reports:
   --json FILE               the whole run as JSON (missing directories are created)
   --fail-on-skip            exit 1 when a selected check was skipped (CI without a secret stays red)
 
-Exit codes: 0 every check passed (skips and warnings allowed), 1 a check failed (or was
-skipped, with --fail-on-skip), 2 bad configuration or unreachable target.
+Exit codes: 0 no check failed (warnings and skips allowed), 1 a check failed (or was skipped,
+with --fail-on-skip), 2 bad configuration: unreachable target, refused API key or signing secret.
 `;
 
 const LIST_HELP = `Usage: ${BIN} list [--level spec|reference] [--json]
 
-Prints every check: ID, level, request cost, source section and title. With --level, only the
-checks that run at that level. With --json, machine-readable.
+Prints every check: ID, kind (scenario: its own requests; response: applied to every response),
+level, request cost, source section and title. With --level, only the checks that run at that
+level. With --json, machine-readable, with the line of interface.md or the CONTRACT each enforces.
 `;
 
-const PROPERTIES_HELP = `Usage: ${BIN} properties [--runs N] [--seed N] [--path P] [--only IDS] [--json FILE]
+const PROPERTIES_HELP = `Usage: ${BIN} properties [--base-url URL] [--runs N] [--seed N] [--path P] [--only IDS] [--json FILE]
 
-Runs the fast-check properties of CONTRACT §2 against the core's yield math, printing each
-property, its run count and its result. A failure prints the counterexample with its seed and
-path; pass both back to replay exactly that case:
+Without --base-url: the fast-check properties of CONTRACT §2 against the core's yield math, in
+process. With --base-url: the properties the API can show (P-04, P-06, P-08, P-09, P-10, P-12,
+P-14, P-15, P-17), against the deployment's answers for generated amounts, within a request
+budget and a throttle (by default under a sandbox's 100 requests a minute). Each property prints
+its run count; a failure prints the counterexample (shrunk to a small amount while the budget
+lasts), its seed and path, the replay command, and (with --base-url) the curl commands that
+reproduce it. A property that ran 0 inputs fails: nothing was tested.
 
-  ${BIN} properties --only P-07 --seed 1234 --path "3:1:0"
+  --runs N          runs per property (default 1000; with --base-url ${DEFAULTS.apiPropertyRuns})
+  --seed N          seed (default: random, printed)
+  --path P          replay path of a counterexample (needs --seed and one property in --only)
+  --only IDS        comma-separated property IDs (P-01,P-07) or the prefix P
+  --json FILE       the results as JSON
 
-  --runs N      runs per property (default 1000)
-  --seed N      seed (default: random, printed)
-  --path P      replay path of a counterexample (needs --seed and one property in --only)
-  --only IDS    comma-separated property IDs (P-01,P-07) or the prefix P
-  --json FILE   the results as JSON
+With --base-url (credentials from the environment, as for run):
+  --base-url URL    the deployment                                    [$${ENV.baseUrl}]
+  --api-key KEY     the partner's API key                              [$${ENV.apiKey}]
+  --wallet ADDRESS  a wallet that holds a position (P-17 reads it too)
+  --product-sample N  products whose positions P-17 reads (default ${DEFAULTS.apiPropertyProducts})
+  --max-requests N  request budget, shrinking included (default ${DEFAULTS.apiPropertyBudget})
+  --rpm N, --burst N  client-side throttle (default ${DEFAULTS.rpm}/min, burst rpm / 10)
+  --timeout MS      per-request timeout (default ${DEFAULTS.timeoutMs})
 `;
 
 /** Runs the CLI; resolves with the exit code. */
 export async function main(argv: readonly string[], io: Io = processIo()): Promise<number> {
-  const [command, ...rest] = argv;
+  const [first, ...others] = argv;
+  // `run` is the default command: `${BIN} --base-url …` is `${BIN} run --base-url …`.
+  const implicitRun = first === undefined || (first.startsWith("-") && !TOP_LEVEL_FLAGS.has(first));
+  const command = implicitRun ? "run" : first;
+  const rest = implicitRun ? argv : others;
   try {
     switch (command) {
-      case undefined:
       case "help":
       case "--help":
       case "-h":
         io.stdout.write(MAIN_HELP);
-        return command === undefined ? 2 : 0;
+        return 0;
       case "--version":
       case "-v":
         io.stdout.write(`${VERSION}\n`);
@@ -133,7 +156,7 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
       case "list":
         return listCommand(rest, io);
       case "properties":
-        return propertiesCommand(rest, io);
+        return await propertiesCommand(rest, io);
       default:
         throw new ConfigError(`unknown command ${JSON.stringify(command)}; try \`${BIN} --help\``);
     }
@@ -146,8 +169,14 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
   }
 }
 
+const TOP_LEVEL_FLAGS = new Set(["--help", "-h", "--version", "-v"]);
+
 function processIo(): Io {
   return { stdout: process.stdout, stderr: process.stderr, env: process.env };
+}
+
+function invocation(io: Io): Invocation {
+  return io.invocation ?? invocationOf(io.env, process.argv[1], process.cwd());
 }
 
 type OptionsConfig = NonNullable<ParseArgsConfig["options"]>;
@@ -234,7 +263,7 @@ async function runCommand(args: readonly string[], io: Io): Promise<number> {
     concurrentDuplicates: concurrency,
     probeBudget,
   });
-  const fixtures = v.fixtures === undefined ? undefined : await loadReferenceFixtures(v.fixtures);
+  const fixtures = v.fixtures === undefined ? undefined : loadReferenceFixtures(v.fixtures);
   const reports = prepareReports(v.junit, v.json);
   if (baseUrl === undefined) {
     for (const flag of ["api-key", "signing-secret", "other-env-api-key", "revoked-api-key"] as const) {
@@ -278,6 +307,8 @@ async function runCommand(args: readonly string[], io: Io): Promise<number> {
       wallet,
       fixtures,
       apiKeySource,
+      signingSecretSource:
+        v["signing-secret"] !== undefined ? "the secret passed with --signing-secret" : ENV.signingSecret,
       failOnSkip: v["fail-on-skip"] === true,
       level,
       seed,
@@ -301,7 +332,7 @@ async function runCommand(args: readonly string[], io: Io): Promise<number> {
       onSend: (spent) => reporter.requestSent(spent),
       onBackoff: (ms) => reporter.backoff(ms),
     });
-    reporter.summary(report, rerunCommand(report, settings));
+    reporter.summary(report, rerunCommand(report, settings, invocation(io)));
     if (settings.failOnSkip && report.summary.skipped > 0 && report.summary.failed === 0)
       io.stdout.write(`--fail-on-skip: ${report.summary.skipped} check(s) skipped, exit 1\n`);
     return writeReports(report, reports, redactor, io);
@@ -368,11 +399,13 @@ export function writeReports(
   return report.exitCode === 1 ? 1 : failed ? 2 : 0;
 }
 
-/** The command that replays the failed checks with the same seed. */
-function rerunCommand(report: RunReport, settings: RunSettings): string | undefined {
-  const failed = report.results.filter((r) => r.status === "failed").map((r) => r.id);
+/** The command that replays the failed (and warned) checks with the same seed, as the user started the CLI. */
+export function rerunCommand(report: RunReport, settings: RunSettings, how: Invocation): string | undefined {
+  const failed = report.results
+    .filter((r) => r.status === "failed" || r.status === "warning")
+    .map((r) => r.id);
   if (failed.length === 0) return undefined;
-  const parts = [BIN, "run", "--seed", String(report.seed), "--only", failed.join(",")];
+  const parts = [how.conformance, "run", "--seed", String(report.seed), "--only", failed.join(",")];
   if (!settings.embedded) parts.push("--base-url", settings.baseUrl);
   if (settings.level !== "reference") parts.push("--level", settings.level);
   return parts.join(" ");
@@ -390,50 +423,49 @@ function listCommand(args: readonly string[], io: Io): number {
   }
   const level = v.level === undefined ? undefined : parseLevel(v.level);
   const checks = CHECKS.filter((c) => level === undefined || level === "reference" || c.level === "spec");
-  const defaults = {
-    yieldSamples: DEFAULTS.yieldSamples,
-    productSample: DEFAULTS.productSample,
-    concurrentDuplicates: DEFAULTS.concurrentDuplicates,
-    probeBudget: DEFAULTS.probeBudget,
-  };
+  const defaults = DEFAULT_PLAN;
   if (v.json) {
     const rows = checks.map((c) => ({
       id: c.id,
       title: c.title,
       category: c.category,
+      kind: c.kind,
       level: c.level,
       cost: costOf(c, defaults),
-      source: c.source,
+      source: sourceOf(c.cites),
+      enforces: c.cites,
+      tolerates: c.tolerates ?? [],
       reference: c.reference ?? null,
+      failure: c.failure,
       needs: c.needs ?? [],
     }));
     io.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
     return 0;
   }
   // Every column as wide as its widest cell, so no row (RL-03's cost of 101, say) shifts the next.
-  const width = Math.max(...checks.map((c) => c.source.length)) + 2;
+  const sources = new Map(checks.map((c) => [c.id, sourceOf(c.cites)]));
+  const width = Math.max(...[...sources.values()].map((s) => s.length)) + 2;
   const idWidth = Math.max(...checks.map((c) => c.id.length)) + 1;
   const costWidth = Math.max(4, ...checks.map((c) => String(costOf(c, defaults)).length));
   io.stdout.write(
-    `${"ID".padEnd(idWidth)}${"level".padEnd(11)}${"cost".padStart(costWidth)}  ${"source".padEnd(width)}title\n`,
+    `${"ID".padEnd(idWidth)}${"kind".padEnd(10)}${"level".padEnd(11)}${"cost".padStart(costWidth)}  ${"source".padEnd(width)}title\n`,
   );
   for (const c of checks) {
     const cost = String(costOf(c, defaults)).padStart(costWidth);
     io.stdout.write(
-      `${c.id.padEnd(idWidth)}${c.level.padEnd(11)}${cost}  ${c.source.padEnd(width)}${c.title}\n`,
+      `${c.id.padEnd(idWidth)}${c.kind.padEnd(10)}${c.level.padEnd(11)}${cost}  ${sources.get(c.id)!.padEnd(width)}${c.title}\n`,
     );
   }
-  const optIn = checks.filter((c) => c.needs?.includes("rateLimitProbe"));
-  const total = checks.filter((c) => !optIn.includes(c)).reduce((n, c) => n + costOf(c, defaults), 1);
+  const bound = requestBound(checks, defaults);
   io.stdout.write(
     `\n${checks.length} checks${level ? ` at level ${level}` : ` (${LEVELS.join(", ")})`}; ` +
-      `a full run sends at most ${total} requests with the defaults, discovery included` +
-      `${optIn.length > 0 ? `, plus up to ${optIn.reduce((n, c) => n + costOf(c, defaults), 0)} with --rate-limit-probe` : ""}\n`,
+      `a full run sends at most ${bound.run} requests with the defaults, discovery and the signing preflight included` +
+      `${bound.probe > 0 ? `, plus up to ${bound.probe} with --rate-limit-probe` : ""}\n`,
   );
   return 0;
 }
 
-function propertiesCommand(args: readonly string[], io: Io): number {
+async function propertiesCommand(args: readonly string[], io: Io): Promise<number> {
   const { values: v } = parse(args, {
     help: { type: "boolean", short: "h" },
     runs: { type: "string" },
@@ -441,38 +473,104 @@ function propertiesCommand(args: readonly string[], io: Io): number {
     path: { type: "string" },
     only: { type: "string" },
     json: { type: "string" },
+    "base-url": { type: "string" },
+    "api-key": { type: "string" },
+    wallet: { type: "string" },
+    "product-sample": { type: "string" },
+    "max-requests": { type: "string" },
+    rpm: { type: "string" },
+    burst: { type: "string" },
+    timeout: { type: "string" },
   } as const);
   if (v.help) {
     io.stdout.write(PROPERTIES_HELP);
     return 0;
   }
-  const runs = v.runs === undefined ? 1000 : parseIntegerOption("runs", v.runs, 1, 10_000_000);
+  const baseUrlText = v["base-url"] ?? nonEmpty(io.env[ENV.baseUrl]);
+  const baseUrl = baseUrlText === undefined ? undefined : parseBaseUrl(baseUrlText);
+  if (baseUrl === undefined) {
+    for (const flag of [
+      "api-key",
+      "wallet",
+      "product-sample",
+      "max-requests",
+      "rpm",
+      "burst",
+      "timeout",
+    ] as const)
+      if (v[flag] !== undefined)
+        throw new ConfigError(`--${flag} needs --base-url (the in-process run sends no request)`);
+  }
+  const runs =
+    v.runs === undefined
+      ? baseUrl === undefined
+        ? 1000
+        : DEFAULTS.apiPropertyRuns
+      : parseIntegerOption("runs", v.runs, 1, 10_000_000);
   const seed =
     v.seed === undefined ? randomSeed() : parseIntegerOption("seed", v.seed, -0x80000000, 0x7fffffff);
   const only = v.only === undefined ? undefined : parseOnly(v.only);
-  const selected = PROPERTIES.filter((p) => only === undefined || only.some((o) => o === p.id || o === "P"));
-  if (only !== undefined) {
-    const unknown = only.filter((o) => o !== "P" && !PROPERTIES.some((p) => p.id === o));
-    if (unknown.length > 0)
-      throw new ConfigError(
-        `--only: no property ${unknown.join(", ")} (IDs are P-01 … P-${String(PROPERTIES.length).padStart(2, "0")})`,
-      );
-  }
   if (v.path !== undefined) {
     if (v.seed === undefined) throw new ConfigError("--path replays a counterexample only with its --seed");
-    if (selected.length !== 1)
+    if (only === undefined || only.length !== 1 || only[0] === "P")
       throw new ConfigError("--path belongs to one property: pass it with --only P-xx");
     if (!/^[0-9]+(:[0-9]+)*$/.test(v.path))
       throw new ConfigError(`--path looks like 3:1:0, got ${JSON.stringify(v.path)}`);
   }
-  const report = runProperties(selected, { runs, seed, path: v.path }, (line) =>
-    io.stdout.write(`${line}\n`),
-  );
-  if (v.json !== undefined) {
+  const json = v.json === undefined ? undefined : prepareReports(undefined, v.json).json;
+  const print = (line: string) => io.stdout.write(`${line}\n`);
+  let report: { failed: number };
+  if (baseUrl !== undefined) {
+    const apiKey = v["api-key"] ?? nonEmpty(io.env[ENV.apiKey]);
+    if (apiKey === undefined)
+      throw new ConfigError(`no API key: set ${ENV.apiKey} (or pass --api-key) for ${baseUrl}`);
+    const wallet = v.wallet;
+    if (wallet !== undefined && !/^0x[0-9a-fA-F]{40}$/.test(wallet))
+      throw new ConfigError(`--wallet must be 0x followed by 40 hex digits, got ${JSON.stringify(wallet)}`);
+    const rpm = v.rpm === undefined ? DEFAULTS.rpm : parseIntegerOption("rpm", v.rpm, 1, 100_000);
+    const settings = {
+      baseUrl,
+      apiKey,
+      apiKeySource: v["api-key"] !== undefined ? "the key passed with --api-key" : ENV.apiKey,
+      runs,
+      seed,
+      path: v.path,
+      only,
+      wallet,
+      productSample:
+        v["product-sample"] === undefined
+          ? DEFAULTS.apiPropertyProducts
+          : parseIntegerOption("product-sample", v["product-sample"], 1, 1000),
+      maxRequests:
+        v["max-requests"] === undefined
+          ? DEFAULTS.apiPropertyBudget
+          : parseIntegerOption("max-requests", v["max-requests"], 1),
+      rpm,
+      burst: v.burst === undefined ? defaultBurst(rpm) : parseIntegerOption("burst", v.burst, 1, 100_000),
+      timeoutMs:
+        v.timeout === undefined ? DEFAULTS.timeoutMs : parseIntegerOption("timeout", v.timeout, 100, 600_000),
+      command: invocation(io).properties,
+      redactor: new Redactor([{ value: apiKey, placeholder: "$PARTNER_API_KEY" }]),
+    };
+    report = await runApiProperties(settings, print);
+  } else {
+    const selected = PROPERTIES.filter(
+      (p) => only === undefined || only.some((o) => o === p.id || o === "P"),
+    );
+    if (only !== undefined) {
+      const unknown = only.filter((o) => o !== "P" && !PROPERTIES.some((p) => p.id === o));
+      if (unknown.length > 0)
+        throw new ConfigError(
+          `--only: no property ${unknown.join(", ")} (IDs are P-01 … P-${String(PROPERTIES.length).padStart(2, "0")})`,
+        );
+    }
+    report = runProperties(selected, { runs, seed, path: v.path, command: invocation(io).properties }, print);
+  }
+  if (json !== undefined) {
     try {
-      writeFileSync(v.json, `${JSON.stringify(report, null, 2)}\n`);
+      writeFileSync(json, `${JSON.stringify(report, null, 2)}\n`);
     } catch (error) {
-      throw new ConfigError(`cannot write ${v.json}: ${(error as Error).message}`);
+      throw new ConfigError(`cannot write ${json}: ${(error as Error).message}`);
     }
   }
   return report.failed > 0 ? 1 : 0;

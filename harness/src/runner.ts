@@ -1,6 +1,8 @@
 /**
  * Plans a conformance run (which checks, how many requests at most), learns the target's
- * products, runs the checks one after another and collects their results.
+ * products, checks the signing secret, then runs the checks: the response checks' own requests
+ * first, the scenarios in registry order, every recorded response judged by the response checks
+ * as it arrives, their verdicts reported at the end.
  * @module
  */
 import {
@@ -8,27 +10,28 @@ import {
   CheckFailure,
   type CheckInputs,
   CheckSkipped,
+  CheckWarning,
   type Discovery,
-  isRecord,
-  type ListedProduct,
-  PRODUCTS_PATH,
-  problemCode,
 } from "./checks/context.js";
+import { type CheckDefinition, costOf, type ResponseCheck } from "./checks/definition.js";
+import { ResponseJudge } from "./checks/judge.js";
 import { CHECKS } from "./checks/registry.js";
 import {
-  type CheckDefinition,
   type CheckResult,
-  costOf,
-  type Evidence,
+  type FailureKind,
   type Level,
   type Need,
   type PlanOptions,
+  sourceOf,
 } from "./checks/types.js";
 import { ConfigError } from "./config.js";
-import type { ReferenceFixtures } from "./fixtures.js";
+import { discover } from "./discovery.js";
+import type { Exchange } from "./http/client.js";
 import { HttpClient } from "./http/client.js";
+import type { ReferenceFixtures } from "./oracle/fixtures.js";
+import { PREFLIGHT_REQUESTS, preflightSigning } from "./preflight.js";
 import { Redactor } from "./redact.js";
-import { TokenBucket } from "./throttle.js";
+import { type Clock, TokenBucket } from "./throttle.js";
 import { VERSION } from "./version.js";
 
 /** Everything a run needs, resolved: the target, its credentials and the knobs. */
@@ -46,6 +49,8 @@ export interface RunSettings {
   readonly revokedApiKey?: string | undefined;
   /** Where the API key came from, for the message when the target refuses it. */
   readonly apiKeySource?: string;
+  /** Where the signing secret came from, for the message when the target refuses it. */
+  readonly signingSecretSource?: string;
   /** Exit 1 when a selected check was skipped (CI jobs that must not go green on a missing secret). */
   readonly failOnSkip?: boolean;
   readonly level: Level;
@@ -64,6 +69,10 @@ export interface RunSettings {
     readonly otherEnvApiKey?: string;
     readonly revokedApiKey?: string;
   };
+  /** The run's tag in idempotency keys and event data; random by default (fixed for the docs). */
+  readonly runTag?: string;
+  /** The clock of durations and of the throttle; real time by default (virtual for the docs). */
+  readonly clock?: Clock;
 }
 
 export interface PlannedCheck {
@@ -76,12 +85,24 @@ export interface PlannedCheck {
 
 export interface Plan {
   readonly checks: readonly PlannedCheck[];
-  /** Upper bound on requests, discovery included. */
+  /** Upper bound on requests, discovery and the signing preflight included. */
   readonly requests: number;
+  /** Requests of the signing preflight (0 when no selected check signs an event). */
+  readonly preflight: number;
   /** Requests meant to fail authentication (CONTRACT §4: the target limits them per client). */
   readonly failedAuth: number;
   /** Checks of level `reference` left out at level `spec`. */
   readonly excludedByLevel: number;
+}
+
+export interface RunSummary {
+  readonly passed: number;
+  readonly failed: number;
+  /** Checks that ended with status `warning` (inconclusive, or a finding that is not a failure). */
+  readonly warned: number;
+  readonly skipped: number;
+  /** Notes attached to checks that ran. */
+  readonly notes: number;
 }
 
 export interface RunReport {
@@ -98,8 +119,8 @@ export interface RunReport {
   readonly requests: number;
   readonly throttle: { readonly rpm: number; readonly burst: number; readonly waitedMs: number };
   readonly results: readonly CheckResult[];
-  readonly summary: { passed: number; failed: number; skipped: number; warnings: number };
-  /** 0 every check that ran passed, 1 a check failed (or, with `failOnSkip`, was skipped). */
+  readonly summary: RunSummary;
+  /** 0 every check that ran passed or warned, 1 a check failed (or, with `failOnSkip`, was skipped). */
   readonly exitCode: 0 | 1;
 }
 
@@ -113,6 +134,9 @@ export interface RunHooks {
 
 /** Failing-auth requests a plan may hold: the target allows 30 a minute per client (CONTRACT §4). */
 export const FAILED_AUTH_BUDGET = 15;
+
+/** Evidence shown for a response check, at most. */
+const RESPONSE_EVIDENCE = 3;
 
 const NEED_TEXT: Readonly<Record<Need, string>> = {
   signingSecret: "needs the signing secret (PARTNER_SIGNING_SECRET or --signing-secret)",
@@ -150,6 +174,23 @@ export function selectedBy(only: readonly string[] | undefined, id: string): boo
   return only.some((item) => item === id || (!item.includes("-") && id.startsWith(`${item}-`)));
 }
 
+/**
+ * Most requests a full run of `checks` sends with `options` and every input given: discovery, the
+ * signing preflight, each check's cost; the opt-in rate-limit probe apart.
+ */
+export function requestBound(
+  checks: readonly CheckDefinition[],
+  options: PlanOptions,
+): { run: number; probe: number } {
+  const optIn = checks.filter((c) => c.needs?.includes("rateLimitProbe"));
+  const rest = checks.filter((c) => !optIn.includes(c));
+  const preflight = rest.some((c) => c.needs?.includes("signingSecret")) ? PREFLIGHT_REQUESTS : 0;
+  return {
+    run: 1 + preflight + rest.reduce((n, c) => n + costOf(c, options), 0),
+    probe: optIn.reduce((n, c) => n + costOf(c, options), 0),
+  };
+}
+
 /** The checks of a run and what they may cost. Throws ConfigError for an impossible plan. */
 export function planRun(settings: RunSettings, checks: readonly CheckDefinition[] = CHECKS): Plan {
   if (settings.only !== undefined) {
@@ -175,9 +216,16 @@ export function planRun(settings: RunSettings, checks: readonly CheckDefinition[
     failedAuth += check.failedAuth ?? 0;
     return { check, cost, skipReason: undefined };
   });
+  const preflight = planned.some(
+    (p) => p.skipReason === undefined && p.check.needs?.includes("signingSecret"),
+  )
+    ? PREFLIGHT_REQUESTS
+    : 0;
+  requests += preflight;
   const plan: Plan = {
     checks: planned,
     requests,
+    preflight,
     failedAuth,
     excludedByLevel: checks.length - atLevel.length,
   };
@@ -200,56 +248,125 @@ export function planRun(settings: RunSettings, checks: readonly CheckDefinition[
   return plan;
 }
 
-/** Runs a plan against a target. Throws ConfigError when the target is unreachable or refuses the key. */
+/** A response check being applied to the run's exchanges. */
+interface ActiveJudge {
+  readonly check: ResponseCheck;
+  readonly judge: ResponseJudge;
+  /** Set when `inspect` itself threw: a harness bug, reported as such. */
+  crash: string | undefined;
+}
+
+/**
+ * Runs a plan against a target. Throws ConfigError when the target is unreachable, refuses the
+ * API key, or cannot tell the signing secret from a wrong one.
+ */
 export async function runConformance(settings: RunSettings, hooks: RunHooks = {}): Promise<RunReport> {
   const plan = planRun(settings);
   hooks.onPlan?.(plan, settings);
-  const started = performance.now();
+  const clock = settings.clock;
+  const now = () => (clock ?? performance).now();
+  const started = now();
   const startedAt = new Date().toISOString();
   const redactor = redactorFor(settings);
-  const bucket = new TokenBucket({ perMinute: settings.rpm, burst: settings.burst });
+  const bucket = new TokenBucket({
+    perMinute: settings.rpm,
+    burst: settings.burst,
+    ...(clock ? { clock } : {}),
+  });
+  const inputs: CheckInputs = {
+    level: settings.level,
+    seed: settings.seed,
+    apiKey: settings.apiKey,
+    signingSecret: settings.signingSecret,
+    otherEnvApiKey: settings.otherEnvApiKey,
+    foreignSlug: settings.foreignSlug,
+    wallet: settings.wallet,
+    fixtures: settings.fixtures,
+    revokedApiKey: settings.revokedApiKey,
+    environment: environmentOf(settings.apiKey),
+    plan: settings.plan,
+    runTag: settings.runTag ?? runTag(settings.seed),
+    signing: undefined,
+  };
+  const runnable = plan.checks.filter((p) => p.skipReason === undefined);
+  const judges: ActiveJudge[] = runnable.flatMap((p) =>
+    p.check.kind === "response"
+      ? [{ check: p.check, judge: new ResponseJudge(settings.level, inputs), crash: undefined }]
+      : [],
+  );
   const client = new HttpClient({
     baseUrl: settings.baseUrl,
     bucket,
     timeoutMs: settings.timeoutMs,
     ...(hooks.onSend ? { onSend: hooks.onSend } : {}),
     ...(hooks.onBackoff ? { onBackoff: hooks.onBackoff } : {}),
+    onRecord: (exchange) => judgeExchange(judges, exchange),
   });
   const results: CheckResult[] = [];
+  const total = plan.checks.length;
+  const report = (result: CheckResult) => {
+    results.push(result);
+    hooks.onResult?.(result, results.length - 1, total);
+  };
   try {
-    const discovery = await discover(client, settings);
-    const inputs: CheckInputs = {
-      level: settings.level,
-      seed: settings.seed,
+    const discovery = await discover(client, {
+      baseUrl: settings.baseUrl,
       apiKey: settings.apiKey,
-      signingSecret: settings.signingSecret,
-      otherEnvApiKey: settings.otherEnvApiKey,
-      foreignSlug: settings.foreignSlug,
-      wallet: settings.wallet,
-      fixtures: settings.fixtures,
-      revokedApiKey: settings.revokedApiKey,
-      environment: environmentOf(settings.apiKey),
-      plan: settings.plan,
-      runTag: runTag(settings.seed),
-    };
-    const total = plan.checks.length;
-    for (const [index, planned] of plan.checks.entries()) {
-      hooks.onCheckStart?.(planned.check, index, total);
-      const result =
-        planned.skipReason !== undefined
-          ? skippedResult(planned.check, planned.skipReason)
-          : await runCheck(planned.check, inputs, discovery, client, redactor, settings.signingSecret);
-      results.push(result);
-      hooks.onResult?.(result, index, total);
+      apiKeySource: settings.apiKeySource ?? "PARTNER_API_KEY",
+    });
+    let runInputs = inputs;
+    if (plan.preflight > 0) {
+      const signing = await preflightSigning(
+        client,
+        inputs,
+        discovery,
+        settings.signingSecretSource ?? "PARTNER_SIGNING_SECRET",
+      );
+      runInputs = { ...inputs, signing };
     }
+    // The response checks' own requests go first, so every scenario after them is judged too.
+    let begun = 0;
+    const probes = new Map<string, ProbeOutcome>();
+    for (const active of judges) {
+      hooks.onCheckStart?.(active.check, begun++, total);
+      probes.set(active.check.id, await runProbe(active.check, runInputs, discovery, client, now));
+    }
+    for (const planned of plan.checks) {
+      if (planned.skipReason !== undefined) report(skippedResult(planned.check, planned.skipReason));
+      else if (planned.check.kind === "scenario") {
+        hooks.onCheckStart?.(planned.check, begun++, total);
+        report(
+          await runScenario(
+            planned.check,
+            runInputs,
+            discovery,
+            client,
+            redactor,
+            settings.signingSecret,
+            now,
+          ),
+        );
+      }
+    }
+    for (const active of judges)
+      report(
+        responseResult(
+          active,
+          probes.get(active.check.id)!,
+          client.exchanges,
+          redactor,
+          settings.signingSecret,
+        ),
+      );
   } finally {
     await client.close();
   }
-  const summary = {
+  const summary: RunSummary = {
     passed: results.filter((r) => r.status === "passed").length,
     failed: results.filter((r) => r.status === "failed").length,
+    warned: results.filter((r) => r.status === "warning").length,
     skipped: results.filter((r) => r.status === "skipped").length,
-    warnings: results.reduce((n, r) => n + r.warnings.length, 0),
+    notes: results.reduce((n, r) => n + r.notes.length, 0),
   };
   return {
     tool: "partner-yield-conformance",
@@ -259,7 +376,7 @@ export async function runConformance(settings: RunSettings, hooks: RunHooks = {}
     level: settings.level,
     seed: settings.seed,
     startedAt,
-    durationMs: Math.round(performance.now() - started),
+    durationMs: Math.round(now() - started),
     plannedRequests: plan.requests,
     requests: client.spent,
     throttle: { rpm: settings.rpm, burst: settings.burst, waitedMs: Math.round(bucket.waitedMs) },
@@ -286,124 +403,192 @@ export function redactorFor(settings: RunSettings): Redactor {
   return new Redactor(secrets);
 }
 
-async function runCheck(
+/** Applies every active response check to one recorded exchange. */
+function judgeExchange(judges: readonly ActiveJudge[], exchange: Exchange): void {
+  for (const active of judges) {
+    if (active.crash !== undefined) continue;
+    active.judge.begin(exchange);
+    try {
+      active.check.inspect(exchange, active.judge);
+    } catch (error) {
+      active.crash = error instanceof Error ? error.message : String(error);
+    }
+  }
+}
+
+interface ProbeOutcome {
+  readonly context: CheckContext;
+  readonly error: unknown;
+  readonly durationMs: number;
+}
+
+async function runProbe(
+  check: ResponseCheck,
+  inputs: CheckInputs,
+  discovery: Discovery,
+  client: HttpClient,
+  now: () => number,
+): Promise<ProbeOutcome> {
+  const context = new CheckContext(check.id, inputs, discovery, client, check.failure);
+  const started = now();
+  let error: unknown;
+  try {
+    await check.probe?.(context);
+  } catch (caught) {
+    error = caught;
+  }
+  return { context, error, durationMs: Math.round(now() - started) };
+}
+
+function baseResult(
   check: CheckDefinition,
+): Pick<CheckResult, "id" | "title" | "category" | "kind" | "level" | "source"> {
+  return {
+    id: check.id,
+    title: check.title,
+    category: check.category,
+    kind: check.kind,
+    level: check.level,
+    source: sourceOf(check.cites),
+  };
+}
+
+async function runScenario(
+  check: CheckDefinition & { kind: "scenario" },
   inputs: CheckInputs,
   discovery: Discovery,
   client: HttpClient,
   redactor: Redactor,
   signingSecret: string | undefined,
+  now: () => number,
 ): Promise<CheckResult> {
-  const t = new CheckContext(check.id, inputs, discovery, client);
-  const started = performance.now();
-  let status: CheckResult["status"] = "passed";
-  let message: string | undefined;
-  let evidence: Evidence[] = [];
+  const t = new CheckContext(check.id, inputs, discovery, client, check.failure);
+  const started = now();
+  let outcome: Outcome = { status: "passed", message: undefined, failureKind: undefined, exchanges: [] };
   try {
     await check.run(t);
   } catch (error) {
-    if (error instanceof CheckSkipped) {
-      status = "skipped";
-      message = error.message;
-    } else if (error instanceof CheckFailure) {
-      status = "failed";
-      message = error.message;
-      evidence = error.exchanges.map((e) => CheckContext.evidence(e, redactor, signingSecret));
-    } else {
-      status = "failed";
-      message = `the check stopped on an unexpected error: ${error instanceof Error ? error.message : String(error)}`;
-      evidence = t.exchanges.slice(-1).map((e) => CheckContext.evidence(e, redactor, signingSecret));
-    }
+    outcome = outcomeOf(error, t);
   }
   return {
-    id: check.id,
-    title: check.title,
-    category: check.category,
-    level: check.level,
-    source: check.source,
-    status,
-    message: message === undefined ? undefined : redactor.redact(message),
-    warnings: t.warnings.map((w) => redactor.redact(w)),
-    evidence,
+    ...baseResult(check),
+    status: outcome.status,
+    message: outcome.message === undefined ? undefined : redactor.redact(outcome.message),
+    failureKind: outcome.failureKind,
+    notes: t.notes.map((n) => redactor.redact(n)),
+    evidence: outcome.exchanges.map((e) => CheckContext.evidence(e, redactor, signingSecret)),
     requests: t.exchanges.reduce((n, e) => n + e.attempts, 0),
-    durationMs: Math.round(performance.now() - started),
+    durationMs: Math.round(now() - started),
   };
+}
+
+interface Outcome {
+  readonly status: CheckResult["status"];
+  readonly message: string | undefined;
+  readonly failureKind: FailureKind | undefined;
+  readonly exchanges: readonly Exchange[];
+}
+
+/** What a thrown outcome of a check (or a probe) means. */
+function outcomeOf(error: unknown, t: CheckContext): Outcome {
+  if (error instanceof CheckSkipped)
+    return { status: "skipped", message: error.message, failureKind: undefined, exchanges: [] };
+  if (error instanceof CheckWarning)
+    return { status: "warning", message: error.message, failureKind: undefined, exchanges: error.exchanges };
+  if (error instanceof CheckFailure) {
+    // A 429 says the run hit the target's limit, not that the rule is broken (except for the
+    // rate-limit checks, whose subject it is): it cannot pass, it cannot fail.
+    const limited = error.exchanges.find((e) => e.response?.status === 429);
+    if (limited !== undefined && !t.id.startsWith("RL-"))
+      return {
+        status: "warning",
+        message: `rate limited (429) before this check could conclude; rerun it with a lower --rpm: ${error.message}`,
+        failureKind: undefined,
+        exchanges: error.exchanges,
+      };
+    return { status: "failed", message: error.message, failureKind: error.kind, exchanges: error.exchanges };
+  }
+  return {
+    status: "failed",
+    message: `the check stopped on an unexpected error: ${error instanceof Error ? error.message : String(error)}`,
+    failureKind: "check_error",
+    exchanges: t.exchanges.slice(-1),
+  };
+}
+
+/** A response check's verdict over the whole run. */
+function responseResult(
+  active: ActiveJudge,
+  probe: ProbeOutcome,
+  exchanges: readonly Exchange[],
+  redactor: Redactor,
+  signingSecret: string | undefined,
+): CheckResult {
+  const { check, judge } = active;
+  const notes = [...probe.context.notes, ...judge.notes].map((n) => redactor.redact(n));
+  const requests = probe.context.exchanges.reduce((n, e) => n + e.attempts, 0);
+  const evidence = (list: readonly Exchange[]) =>
+    list.map((e) => CheckContext.evidence(e, redactor, signingSecret));
+  const base = { ...baseResult(check), notes, requests, durationMs: probe.durationMs };
+  if (active.crash !== undefined) {
+    return {
+      ...base,
+      status: "failed",
+      message: `the check stopped on an unexpected error: ${active.crash}`,
+      failureKind: "check_error",
+      evidence: [],
+    };
+  }
+  const findings = judge.findings;
+  if (findings.length > 0) {
+    const shown = findings.slice(0, RESPONSE_EVIDENCE);
+    const more = findings.length - shown.length;
+    const message = [
+      ...shown.map((f) => f.message),
+      ...(more > 0 ? [`… and ${more} more of the run's ${judge.seen} responses it applies to`] : []),
+    ].join("\n");
+    return {
+      ...base,
+      status: "failed",
+      message: redactor.redact(message),
+      failureKind: shown[0]!.kind,
+      evidence: evidence(shown.map((f) => f.exchange)),
+    };
+  }
+  if (probe.error !== undefined && !(probe.error instanceof CheckSkipped)) {
+    const outcome = outcomeOf(probe.error, probe.context);
+    return {
+      ...base,
+      status: outcome.status,
+      message: outcome.message === undefined ? undefined : redactor.redact(outcome.message),
+      failureKind: outcome.failureKind,
+      evidence: evidence(outcome.exchanges),
+    };
+  }
+  if (judge.seen === 0) {
+    const why = probe.error instanceof CheckSkipped ? `${probe.error.message}; ` : "";
+    return {
+      ...base,
+      status: "skipped",
+      message: `${why}no response of the run (${exchanges.length} recorded) is one this rule applies to`,
+      failureKind: undefined,
+      evidence: [],
+    };
+  }
+  return { ...base, status: "passed", message: undefined, failureKind: undefined, evidence: [] };
 }
 
 function skippedResult(check: CheckDefinition, reason: string): CheckResult {
   return {
-    id: check.id,
-    title: check.title,
-    category: check.category,
-    level: check.level,
-    source: check.source,
+    ...baseResult(check),
     status: "skipped",
     message: reason,
-    warnings: [],
+    failureKind: undefined,
+    notes: [],
     evidence: [],
     requests: 0,
     durationMs: 0,
   };
-}
-
-/** GET the product list once: checks choose their products from it (never hard-coded slugs). */
-async function discover(client: HttpClient, settings: RunSettings): Promise<Discovery> {
-  const exchange = await client.send("DISCOVERY", {
-    method: "GET",
-    path: PRODUCTS_PATH,
-    headers: { "X-Api-Key": settings.apiKey },
-  });
-  if (exchange.response === undefined) {
-    throw new ConfigError(
-      `the target ${settings.baseUrl} is unreachable: ${exchange.error ?? "no response"}`,
-    );
-  }
-  const { status, text } = exchange.response;
-  if (status === 401 || status === 403) {
-    const code = problemCode(exchange);
-    throw new ConfigError(
-      `the target refused the API key (HTTP ${status}${code ? " " + code : ""}): check ${settings.apiKeySource ?? "PARTNER_API_KEY"} ` +
-        "and that the key belongs to this environment",
-    );
-  }
-  if (status === 404) {
-    throw new ConfigError(
-      `GET ${exchange.request.url} answered 404${problemCode(exchange) ? ` ${problemCode(exchange)}` : ""}: ` +
-        "the base URL must be the server root, without /api/partner or another path",
-    );
-  }
-  if (status !== 200)
-    return { exchange, products: undefined, reason: `GET ${PRODUCTS_PATH} answered ${status}` };
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    return { exchange, products: undefined, reason: `GET ${PRODUCTS_PATH} did not answer JSON` };
-  }
-  const data = isRecord(body) ? body["data"] : undefined;
-  if (!Array.isArray(data))
-    return { exchange, products: undefined, reason: `GET ${PRODUCTS_PATH} has no data array` };
-  const products = data.filter(isRecord).flatMap((raw): ListedProduct[] => {
-    if (typeof raw["slug"] !== "string") return [];
-    const metrics = raw["latest_metrics"];
-    return [
-      {
-        slug: raw["slug"],
-        status: typeof raw["status"] === "string" ? raw["status"] : undefined,
-        assetDecimals: integerOrUndefined(raw["asset_decimals"]),
-        assetSymbol: typeof raw["asset_symbol"] === "string" ? raw["asset_symbol"] : undefined,
-        serviceFeeBps: integerOrUndefined(raw["service_fee_bps"]),
-        partnerFeeBps: integerOrUndefined(raw["partner_fee_bps"]),
-        metrics: metrics === null ? null : isRecord(metrics) ? metrics : undefined,
-        raw,
-      },
-    ];
-  });
-  return { exchange, products, reason: undefined };
-}
-
-function integerOrUndefined(value: unknown): number | undefined {
-  return typeof value === "number" && Number.isInteger(value) ? value : undefined;
 }
 
 function environmentOf(key: string): "sandbox" | "production" | undefined {

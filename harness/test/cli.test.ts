@@ -1,11 +1,10 @@
 /**
- * The command line as QA uses it: help on every command, usage errors exit 2, a run against a
- * base URL with credentials from the environment, reports written, exit codes 0 / 1 / 2.
+ * The command line as QA uses it: help on every command, usage errors exit 2, `run` as the
+ * default command, a run against a base URL with credentials from the environment, exit codes
+ * 0 / 1 / 2, and every command it prints runnable as printed.
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
 import type { EmbeddedTarget } from "../src/embedded.js";
 import { FAULTS } from "../src/faults/faults.js";
@@ -13,18 +12,14 @@ import { main } from "../src/main.js";
 import { VERSION } from "../src/version.js";
 import { captureIo } from "./support/io.js";
 import { startTarget } from "./support/targets.js";
-import { parseXml } from "./support/xml.js";
-
-const dir = mkdtempSync(join(tmpdir(), "conformance-cli-"));
-after(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("help and usage errors", () => {
   test("--help on every command exits 0 and documents it", async () => {
     for (const [args, pattern] of [
-      [["--help"], /Usage:/],
+      [["--help"], /Usage:[\s\S]*\[run\] \[options\]/],
       [["run", "--help"], /--base-url URL[\s\S]*--rate-limit-probe[\s\S]*Exit codes/],
       [["list", "--help"], /Usage: partner-yield-conformance list/],
-      [["properties", "--help"], /--path P/],
+      [["properties", "--help"], /--path P[\s\S]*--base-url URL[\s\S]*--max-requests N/],
     ] as const) {
       const { out, io } = captureIo();
       assert.equal(await main([...args], io), 0, args.join(" "));
@@ -44,26 +39,39 @@ describe("help and usage errors", () => {
 
   test("bad commands, flags and values exit 2 with a message", async () => {
     for (const args of [
-      [],
       ["frobnicate"],
+      ["--nope"],
       ["run", "--nope"],
       ["run", "--level", "strict"],
-      ["run", "--rpm", "fast"],
+      ["--rpm", "fast"],
       ["run", "--only", "EVT-99"],
       ["run", "--base-url", "not a url"],
       ["run", "--wallet", "0x123"],
       ["run", "--api-key", "ypk_test_x"],
       ["list", "--level", "x"],
+      ["properties", "--wallet", "0x123"],
     ]) {
       const { out, io } = captureIo();
       assert.equal(await main(args, io), 2, args.join(" "));
-      if (args.length > 0) assert.match(out.stderr, /^partner-yield-conformance: /, args.join(" "));
+      assert.match(out.stderr, /^partner-yield-conformance: /, args.join(" "));
+    }
+  });
+
+  test("a negative number after a flag says how to pass it", async () => {
+    for (const [args, flag] of [
+      [["run", "--seed", "-3"], "--seed=-3"],
+      [["properties", "--runs", "-5"], "--runs=-5"],
+    ] as const) {
+      const { out, io } = captureIo();
+      assert.equal(await main([...args], io), 2);
+      assert.ok(out.stderr.includes(flag), out.stderr);
+      assert.doesNotMatch(out.stderr, /ambiguous/);
     }
   });
 
   test("a base URL without an API key is a configuration error", async () => {
     const { out, io } = captureIo();
-    assert.equal(await main(["run", "--base-url", "http://127.0.0.1:1"], io), 2);
+    assert.equal(await main(["--base-url", "http://127.0.0.1:1"], io), 2);
     assert.match(out.stderr, /PARTNER_API_KEY/);
   });
 
@@ -72,15 +80,40 @@ describe("help and usage errors", () => {
     assert.equal(await main(["run", "--base-url", "http://127.0.0.1:1", "--only", "AUTH-01"], io), 2);
     assert.match(out.stderr, /unreachable/);
   });
+});
 
-  test("list prints every check with its level, cost and source", async () => {
+describe("list", () => {
+  test("prints every check with its kind, level, cost and source; --json adds the lines each enforces", async () => {
     const { out, io } = captureIo();
     assert.equal(await main(["list"], io), 0);
-    assert.match(out.stdout, /^EVT-03 +reference +2 +CONTRACT §5/m);
+    assert.match(out.stdout, /^EVT-03 +scenario +reference +2 +CONTRACT §5/m);
+    assert.match(out.stdout, /^ERR-05 +response +spec /m);
+    assert.match(out.stdout, /signing preflight included/);
     const json = captureIo();
     assert.equal(await main(["list", "--json", "--level", "spec"], json.io), 0);
-    const rows = JSON.parse(json.out.stdout) as Array<{ level: string }>;
-    assert.ok(rows.length > 20 && rows.every((r) => r.level === "spec"));
+    const rows = JSON.parse(json.out.stdout) as Array<{ level: string; enforces: Array<{ quote: string }> }>;
+    assert.ok(rows.length > 20 && rows.every((r) => r.level === "spec" && r.enforces.length > 0));
+  });
+
+  test("aligns every column, RL-03's too", async () => {
+    const { out, io } = captureIo();
+    assert.equal(await main(["list"], io), 0);
+    const rows = out.stdout
+      .split("\n")
+      .filter((line) => /^[A-Z]+-[0-9]{2} /.test(line) || line.startsWith("ID "));
+    const sourceAt = (line: string) => line.search(/ (CONTRACT|interface\.md|source|docs\/)/);
+    const costEnd = (line: string) => line.slice(0, sourceAt(line)).trimEnd().length;
+    assert.equal(new Set(rows.map(sourceAt)).size, 1, "the source column starts at one offset");
+    assert.equal(new Set(rows.map(costEnd)).size, 1, "the cost column ends at one offset");
+    assert.ok(rows.some((r) => r.startsWith("RL-03")));
+  });
+
+  test("`pnpm conformance list` works: the root script names no subcommand, run is the default", () => {
+    const root = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+      scripts: Record<string, string>;
+    };
+    assert.match(root.scripts["conformance"]!, /tsx harness\/src\/cli\.ts$/);
+    assert.match(root.scripts["properties"]!, /tsx harness\/src\/cli\.ts properties$/);
   });
 });
 
@@ -102,83 +135,106 @@ describe("run against a base URL", () => {
     PARTNER_OTHER_ENV_API_KEY: t.otherEnvApiKey,
   });
 
-  test("a conforming target exits 0 and the reports carry the seed", async () => {
-    const junit = join(dir, "clean.xml");
-    const json = join(dir, "clean.json");
+  test("without a command it runs: a conforming target exits 0 and says what it spent", async () => {
     const { out, io } = captureIo(env(clean));
-    const args = [
-      "run",
-      "--base-url",
-      clean.baseUrl,
-      "--seed",
-      "99",
-      "--rpm",
-      "6000",
-      "--foreign-slug",
-      clean.foreignSlug!,
-      "--wallet",
-      clean.wallet,
-    ];
-    const code = await main([...args, "--junit", junit, "--json", json], io);
-    assert.equal(code, 0, out.stdout);
+    const args = ["--base-url", clean.baseUrl, "--seed", "99", "--rpm", "6000", "--only", "AUTH,PRD,EVT-01"];
+    assert.equal(await main(args, io), 0, out.stdout);
     assert.match(out.stdout, /seed 99/);
     assert.match(out.stdout, /requests spent/);
+    assert.match(out.stdout, /signing secret is checked first/);
     assert.doesNotMatch(out.stdout, /✖/);
-    const root = parseXml(readFileSync(junit, "utf8"));
-    assert.equal(root.attributes["failures"], "0");
-    assert.equal((JSON.parse(readFileSync(json, "utf8")) as { seed: number }).seed, 99);
   });
 
-  test("a failing target exits 1, prints evidence and a rerun line, and never a secret", async () => {
+  test("a failing target exits 1, prints evidence and a rerun line that runs as printed, and never a secret", async () => {
     const { out, io } = captureIo(env(faulty));
     const code = await main(
       ["run", "--base-url", faulty.baseUrl, "--seed", "5", "--only", "EVT", "--rpm", "6000"],
       io,
     );
     assert.equal(code, 1);
-    assert.match(out.stdout, /✖ EVT-02 /);
+    assert.match(out.stdout, /✖ EVT-02 .*\[state\]/);
     assert.match(out.stdout, /reproduce:/);
+    const rerun = /rerun the checks that failed or warned: (.*)$/m.exec(out.stdout)?.[1];
+    assert.ok(rerun !== undefined, out.stdout);
     assert.match(
-      out.stdout,
+      rerun,
       new RegExp(
-        `rerun the failures: partner-yield-conformance run --seed 5 --only [A-Z0-9,-]*EVT-02[A-Z0-9,-]* --base-url ${faulty.baseUrl.replaceAll(".", "\\.")}`,
+        `^pnpm conformance run --seed 5 --only [A-Z0-9,-]*EVT-02[A-Z0-9,-]* --base-url ${faulty.baseUrl.replaceAll(".", "\\.")}$`,
       ),
     );
+    // The printed line, run as printed (minus its prefix), replays the failure.
+    const again = captureIo(env(faulty));
+    assert.equal(
+      await main([...rerun.replace(/^pnpm conformance /, "").split(" "), "--rpm", "6000"], again.io),
+      1,
+    );
+    assert.match(again.out.stdout, /✖ EVT-02 /);
     for (const secret of Object.values(env(faulty)))
       assert.ok(!out.stdout.includes(secret) && !out.stderr.includes(secret));
   });
 
-  test("--max-requests refuses to start a plan that could exceed it (exit 2, no request sent)", async () => {
+  test("--max-requests refuses a plan that could exceed it (exit 2, no request sent); a probe plan mentions --probe-budget", async () => {
     const { out, io } = captureIo(env(clean));
     assert.equal(await main(["run", "--base-url", clean.baseUrl, "--max-requests", "10"], io), 2);
     assert.match(out.stderr, /more than --max-requests 10/);
-  });
-
-  test("a refused API key is a configuration error (exit 2)", async () => {
-    const { out, io } = captureIo({ PARTNER_API_KEY: "ypk_test_wrong" });
-    assert.equal(await main(["run", "--base-url", clean.baseUrl, "--only", "PRD-01"], io), 2);
-    assert.match(out.stderr, /refused the API key/);
-  });
-
-  test("checks whose inputs are absent are skipped (⚠), not passed", async () => {
-    const { out, io } = captureIo({ PARTNER_API_KEY: clean.apiKey });
-    const code = await main(
-      ["run", "--base-url", clean.baseUrl, "--only", "EVT-01,AUTH-03,PRD-07,POS-06", "--rpm", "6000"],
-      io,
+    const probe = captureIo(env(clean));
+    assert.equal(
+      await main(
+        ["run", "--base-url", clean.baseUrl, "--rate-limit-probe", "--max-requests", "50"],
+        probe.io,
+      ),
+      2,
     );
-    assert.equal(code, 0);
+    assert.match(probe.out.stderr, /--probe-budget/);
+  });
+
+  test("a refused API key is a configuration error (exit 2) naming where the key came from", async () => {
+    const args = ["run", "--base-url", clean.baseUrl, "--only", "PRD-01"];
+    const flag = captureIo();
+    assert.equal(await main([...args, "--api-key", "ypk_test_wrong"], flag.io), 2);
+    assert.match(flag.out.stderr, /refused the API key.*check the key passed with --api-key/);
+    const fromEnv = captureIo({ PARTNER_API_KEY: "ypk_test_wrong" });
+    assert.equal(await main(args, fromEnv.io), 2);
+    assert.match(fromEnv.out.stderr, /check PARTNER_API_KEY/);
+  });
+
+  for (const suffix of ["/foo/", "/api/partner"]) {
+    test(`a base URL with the path ${suffix} is a configuration error at the first request`, async () => {
+      const { out, io } = captureIo(env(clean));
+      const code = await main(["run", "--base-url", `${clean.baseUrl}${suffix}`, "--level", "spec"], io);
+      assert.equal(code, 2, out.stdout);
+      assert.match(out.stderr, /answered 404.*the base URL must be the server root, without \/api\/partner/);
+      assert.ok(out.stderr.includes(`${suffix.replace(/\/$/, "")}/api/partner/products`), out.stderr);
+    });
+  }
+
+  test("checks whose inputs are absent are skipped (○), not passed; --fail-on-skip makes that exit 1", async () => {
+    const args = [
+      "run",
+      "--base-url",
+      clean.baseUrl,
+      "--only",
+      "EVT-01,AUTH-03,PRD-07,POS-06",
+      "--rpm",
+      "6000",
+    ];
+    const plain = captureIo({ PARTNER_API_KEY: clean.apiKey });
+    assert.equal(await main(args, plain.io), 0);
     for (const id of ["EVT-01", "AUTH-03", "PRD-07", "POS-06"])
-      assert.match(out.stdout, new RegExp(`^⚠ ${id} .*skipped`, "m"));
-    assert.match(out.stdout, /0 passed, 0 failed, 4 skipped/);
+      assert.match(plain.out.stdout, new RegExp(`^○ ${id} .*skipped`, "m"));
+    assert.match(plain.out.stdout, /0 passed, 0 failed, 0 warnings, 4 skipped/);
+    const strict = captureIo({ PARTNER_API_KEY: clean.apiKey });
+    assert.equal(await main([...args, "--fail-on-skip"], strict.io), 1);
+    assert.match(strict.out.stdout, /--fail-on-skip: 4 check\(s\) skipped/);
   });
 });
 
 describe("run without --base-url (the embedded demonstration)", () => {
   test("starts the embedded server with the demo credentials and passes every check", async () => {
     const { out, io } = captureIo();
-    const code = await main(["run", "--seed", "3", "--rate-limit-probe"], io);
+    const code = await main(["--seed", "3", "--rate-limit-probe"], io);
     assert.equal(code, 0, out.stdout);
     assert.match(out.stdout, /embedded sandbox server/);
-    assert.match(out.stdout, / passed, 0 failed, 0 skipped/);
+    assert.match(out.stdout, / passed, 0 failed, 0 warnings, 0 skipped/);
   });
 });

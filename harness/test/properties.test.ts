@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { annualYield, monthlyYield, WAD } from "@partner-yield/core";
+import { annualYield, monthlyYield, WAD } from "@partner-yield/core/math";
 import fc from "fast-check";
 import { main } from "../src/main.js";
 import { principalUnits, rateWad } from "../src/properties/arbitraries.js";
@@ -80,6 +80,21 @@ describe("partner-yield-conformance properties", () => {
     assert.match(out.stdout, /✔ P-07 .*\(25 runs/);
     assert.match(out.stdout, /seed 5/);
     assert.doesNotMatch(out.stdout, /P-08/);
+  });
+
+  test("a property that ran 0 inputs is an error, never a pass (exit 1)", async () => {
+    const { out, io: streams } = captureIo();
+    const code = await main(["properties", "--only", "P-07", "--seed", "7", "--path", "0:0:1"], streams);
+    assert.equal(code, 1, out.stdout);
+    assert.match(out.stdout, /✖ P-07 .*\(0 runs\)/);
+    assert.match(out.stdout, /ran 0 inputs: the path "0:0:1" leads to no input of P-07 with seed 7/);
+    assert.doesNotMatch(out.stdout, /✔/);
+  });
+
+  test("the replay line is the command the user started, as printed", async () => {
+    const lines: string[] = [];
+    runProperties([brokenMonthly], { runs: 200, seed: 7, command: "pnpm properties" }, (l) => lines.push(l));
+    assert.match(lines.join("\n"), /replay: pnpm properties --only P-XX --seed 7 --path "/);
   });
 
   test("refuses a replay path without a seed, and unknown properties (exit 2)", async () => {

@@ -3,16 +3,22 @@
  * with evidence and a curl command, and no secret anywhere.
  */
 import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import type { CheckResult } from "../src/checks/types.js";
+import { type CheckResult, FAILURE_KINDS } from "../src/checks/types.js";
+import { composed } from "../src/docs/samples.js";
 import type { EmbeddedTarget } from "../src/embedded.js";
 import { FAULTS } from "../src/faults/faults.js";
 import { toCurl } from "../src/http/curl.js";
+import { main, writeReports } from "../src/main.js";
 import { Redactor } from "../src/redact.js";
 import { ConsoleReporter } from "../src/reporters/console.js";
 import { toJson } from "../src/reporters/json.js";
 import { toJUnit, xmlEscape } from "../src/reporters/junit.js";
 import { type RunReport, redactorFor } from "../src/runner.js";
+import { captureIo } from "./support/io.js";
 import { runAgainst, startTarget } from "./support/targets.js";
 import { parseXml, type XmlElement } from "./support/xml.js";
 
@@ -50,12 +56,7 @@ describe("reports of a run with failures", () => {
     const secretEcho = FAULTS.find((f) => f.id === "secret-echoed")!;
     const reusedKey = FAULTS.find((f) => f.id === "reused-key-accepted")!;
     // Both faults at once: ERR-02 and EVT-04 fail, the rest passes or is skipped.
-    target = await startTarget({
-      ...secretEcho,
-      id: "combined",
-      wrap: (api, context) =>
-        secretEcho.wrap({ ...api, handle: reusedKey.wrap(api, context).handle } as typeof api, context),
-    });
+    target = await startTarget(composed(reusedKey, secretEcho));
     report = await mixedRun(target);
     redactor = redactorFor({
       apiKey: target.apiKey,
@@ -73,6 +74,16 @@ describe("reports of a run with failures", () => {
     assert.equal(status("PRD-07"), "skipped", "no --foreign-slug");
     assert.equal(status("RL-03"), "skipped", "no --rate-limit-probe");
     assert.equal(status("AUTH-01"), "passed");
+  });
+
+  test("every failure has a kind: the status of EVT-04 (a 200 where a refusal was due), the secret leak of ERR-02 (a response check)", () => {
+    const result = (id: string) => report.results.find((r) => r.id === id)!;
+    assert.equal(result("EVT-04").failureKind, "status");
+    assert.equal(result("EVT-04").kind, "scenario");
+    assert.equal(result("ERR-02").failureKind, "secret_leak");
+    assert.equal(result("ERR-02").kind, "response");
+    for (const r of report.results)
+      assert.equal(r.failureKind !== undefined, r.status === "failed", `${r.id}: a kind exactly when failed`);
   });
 
   test("JUnit XML is well-formed: testsuites / testsuite / testcase / failure / skipped, counts agree", () => {
@@ -103,6 +114,8 @@ describe("reports of a run with failures", () => {
     const evt04 = cases.find((c) => c.attributes["name"]?.startsWith("EVT-04 "))!;
     const failure = evt04.children.find((c) => c.name === "failure")!;
     assert.match(failure.attributes["message"]!, /expected a refusal, got 200/);
+    assert.equal(failure.attributes["type"], "status", "the failure kind, for dashboards");
+    assert.ok(failure.text.startsWith(`status: ${FAILURE_KINDS.status}`));
     assert.match(failure.text, /curl -sS -i -X POST/);
     assert.match(failure.text, /\$PARTNER_SIGNING_SECRET/);
   });
@@ -121,12 +134,24 @@ describe("reports of a run with failures", () => {
     assert.equal(xmlEscape("a&b<c>"), "a&amp;b&lt;c&gt;");
   });
 
-  test("the JSON report carries the seed, the summary and the evidence", () => {
+  test("the JSON report carries the seed, the summary, the evidence and each result's kinds", () => {
     const json = JSON.parse(toJson(report, redactor)) as RunReport;
     assert.equal(json.seed, SEED);
     assert.deepEqual(json.summary, report.summary);
     const failed = json.results.find((r) => r.id === "ERR-02")!;
     assert.ok(failed.evidence.length > 0);
+    assert.equal(failed.failureKind, "secret_leak");
+    assert.equal(failed.kind, "response");
+  });
+
+  test("a warning is never a pass in JUnit: a skipped case of type warning", () => {
+    const warned: CheckResult = { ...report.results[0]!, status: "warning", message: "inconclusive: …" };
+    const root = parseXml(
+      toJUnit({ ...report, results: [warned], summary: { ...report.summary, warned: 1 } }, redactor),
+    );
+    const skipped = root.children[0]!.children.find((c) => c.name === "testcase")!.children[0]!;
+    assert.equal(skipped.name, "skipped");
+    assert.equal(skipped.attributes["type"], "warning");
   });
 
   test("the console report shows ✔ ✖ ⚠, the evidence, a curl command and the seed", () => {
@@ -137,7 +162,8 @@ describe("reports of a run with failures", () => {
     reporter.summary(report, "partner-yield-conformance run --seed 4242 --only EVT-04,ERR-02");
     assert.match(out.text, /^✔ AUTH-01 /m);
     assert.match(out.text, /^✖ EVT-04 /m);
-    assert.match(out.text, /^⚠ RL-03 .*skipped: opt-in/m);
+    assert.match(out.text, /^○ RL-03 .*skipped: opt-in/m);
+    assert.match(out.text, /^✖ ERR-02 .*\[secret_leak\]/m);
     assert.match(out.text, /reproduce:\n\s+body='/);
     assert.match(out.text, /seed 4242/);
     assert.equal(err.text, "", "no progress line when stderr is not a terminal");
@@ -158,6 +184,46 @@ describe("reports of a run with failures", () => {
         assert.ok(!output.includes(secret), `a secret leaked: ${secret.slice(0, 12)}…`);
     }
     assert.match(out.text, /\$PARTNER_API_KEY/);
+  });
+});
+
+describe("report files", () => {
+  const dir = mkdtempSync(join(tmpdir(), "conformance-reports-"));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  test("missing directories are created; an unwritable path exits 2 before any request", async () => {
+    const target = await startTarget();
+    try {
+      const junit = join(dir, "a", "b", "report.xml");
+      const ok = captureIo({ PARTNER_API_KEY: target.apiKey });
+      const args = ["run", "--base-url", target.baseUrl, "--only", "PRD-01", "--rpm", "6000"];
+      assert.equal(await main([...args, "--junit", junit], ok.io), 0, ok.out.stderr);
+      assert.match(readFileSync(junit, "utf8"), /<testsuites/);
+    } finally {
+      await target.close();
+    }
+    const file = join(dir, "plain-file");
+    writeFileSync(file, "x");
+    const bad = captureIo({ PARTNER_API_KEY: "ypk_test_x" });
+    // An unreachable target: had a request been sent, the error would say "unreachable".
+    const code = await main(
+      ["run", "--base-url", "http://127.0.0.1:1", "--json", join(file, "report.json")],
+      bad.io,
+    );
+    assert.equal(code, 2);
+    assert.match(bad.out.stderr, /--json .* cannot be written/);
+  });
+
+  test("a report that cannot be written at the end: the other is written, and a failed run stays 1", () => {
+    const json = join(dir, "late.json");
+    const report = { exitCode: 1, results: [], summary: {} } as unknown as RunReport;
+    const { out, io } = captureIo();
+    const code = writeReports(report, { junit: dir, json }, new Redactor([]), io);
+    assert.equal(code, 1);
+    assert.match(out.stderr, /cannot write the JUnit report/);
+    assert.ok(readFileSync(json, "utf8").length > 0);
+    const passed = { ...report, exitCode: 0 } as RunReport;
+    assert.equal(writeReports(passed, { junit: dir, json }, new Redactor([]), captureIo().io), 2);
   });
 });
 
@@ -182,9 +248,9 @@ describe("curl commands", () => {
   });
 
   test("a valid signature is recomputed with openssl; a body's single quotes survive", async () => {
-    const { signBody } = await import("@partner-yield/core");
+    const { hmacHex } = await import("../src/http/signature.js");
     const body = new TextEncoder().encode(`{"data":{"name":"O'Brien"}}`);
-    const signature = signBody("whsec_SIGNINGSECRET", body);
+    const signature = hmacHex("whsec_SIGNINGSECRET", body);
     const curl = toCurl(
       {
         method: "POST",

@@ -162,14 +162,21 @@ describe("HttpClient and 429", () => {
     assert.equal(hits.length, 1);
   });
 
-  test("a 429 without Retry-After, or after too many retries, is returned as is", async () => {
+  test("a GET refused with 429 without Retry-After waits out the minute of the limit, then retries", async () => {
     hits.length = 0;
     refuseNext = 1;
     retryAfter = undefined;
-    const c = client();
+    const clock = virtualClock();
+    const c = new HttpClient({ baseUrl, bucket: new TokenBucket({ perMinute: 6000, burst: 100, clock }) });
     const ex = await c.send("T", { method: "GET", path: "/x" });
-    assert.equal(ex.response?.status, 429);
-    assert.equal(ex.attempts, 1);
+    await c.close();
+    assert.equal(ex.response?.status, 200);
+    assert.equal(ex.attempts, 2);
+    assert.ok(clock.sleeps.reduce((a, b) => a + b, 0) >= 60_000, `waited ${clock.sleeps.join(", ")} ms`);
+  });
+
+  test("after too many retries a 429 is returned as is", async () => {
+    const c = client();
     refuseNext = 5;
     retryAfter = "0";
     const again = await c.send("T", { method: "GET", path: "/x" });

@@ -3,13 +3,13 @@
  * level-aware expectations, the products the target listed, and a seeded random source.
  * @module
  */
-import { signBody } from "@partner-yield/core";
 import fc from "fast-check";
-import type { ReferenceFixtures } from "../fixtures.js";
 import type { Exchange, HttpClient, RequestSpec } from "../http/client.js";
 import { toCurl } from "../http/curl.js";
+import { hmacHex } from "../http/signature.js";
+import type { ReferenceFixtures } from "../oracle/fixtures.js";
 import type { Redactor } from "../redact.js";
-import type { Evidence, Level, PlanOptions } from "./types.js";
+import type { Evidence, FailureKind, Level, PlanOptions } from "./types.js";
 
 /** Thrown by `t.fail`: the check failed, with evidence. */
 export class CheckFailure extends Error {
@@ -17,6 +17,7 @@ export class CheckFailure extends Error {
   constructor(
     message: string,
     readonly exchanges: readonly Exchange[],
+    readonly kind: FailureKind,
   ) {
     super(message);
   }
@@ -25,6 +26,20 @@ export class CheckFailure extends Error {
 /** Thrown by `t.skip`: the check could not run here (a missing input, nothing to test against). */
 export class CheckSkipped extends Error {
   override readonly name = "CheckSkipped";
+}
+
+/**
+ * Thrown by `t.warning`: the check ran but cannot pass: it is inconclusive, or found something
+ * that is not a failure of the rule (a 413 only after the whole body: a buffering proxy).
+ */
+export class CheckWarning extends Error {
+  override readonly name = "CheckWarning";
+  constructor(
+    message: string,
+    readonly exchanges: readonly Exchange[],
+  ) {
+    super(message);
+  }
 }
 
 /** A product as the target listed it, read loosely: a check decides what to demand of it. */
@@ -47,6 +62,20 @@ export interface Discovery {
   readonly reason: string | undefined;
 }
 
+/** How a target refuses something: its status and the error label of its body, if any. */
+export interface RefusalShape {
+  readonly status: number;
+  readonly label: string | undefined;
+}
+
+/** What the signing preflight learned (see `preflight.ts`). */
+export interface SigningProbe {
+  /** How the target answers an event signed with a wrong secret. */
+  readonly badSignature: RefusalShape | undefined;
+  /** Set when the target refused the preflight's well-formed, correctly signed event for another reason. */
+  readonly eventRefusal: string | undefined;
+}
+
 /** The inputs of a run that checks read. */
 export interface CheckInputs {
   readonly level: Level;
@@ -65,6 +94,8 @@ export interface CheckInputs {
   readonly plan: PlanOptions;
   /** A tag unique to this run, so idempotency keys never collide with an earlier run's. */
   readonly runTag: string;
+  /** Set when the signing preflight ran. */
+  readonly signing: SigningProbe | undefined;
 }
 
 export interface AuthOption {
@@ -84,7 +115,8 @@ export type SignatureMode =
   | "prefixed"
   | "none"
   | { readonly literal: string }
-  | { readonly over: string | Uint8Array };
+  | { readonly over: string | Uint8Array }
+  | { readonly secret: string };
 
 export interface EventRequest extends AuthOption {
   /** The body: an object is serialised with JSON.stringify, a string or bytes are sent as they are. */
@@ -99,6 +131,11 @@ export interface EventRequest extends AuthOption {
   readonly eventHeader?: string | null;
 }
 
+export interface RefusalExpectation {
+  readonly status: number;
+  readonly code: string | readonly string[];
+}
+
 export const EVENTS_PATH = "/api/partner/webhooks/inbound";
 export const PRODUCTS_PATH = "/api/partner/products";
 
@@ -109,19 +146,30 @@ export class CheckContext {
   readonly level: Level;
   readonly inputs: CheckInputs;
   readonly discovery: Discovery;
-  readonly warnings: string[] = [];
+  readonly notes: string[] = [];
   readonly exchanges: Exchange[] = [];
   readonly #client: HttpClient;
   readonly #seed: number;
+  readonly #failure: FailureKind;
+  /** Requests carrying a correct signature over their exact body. */
+  readonly #validlySigned = new WeakSet<RequestSpec>();
+  readonly #signedExchanges = new WeakSet<Exchange>();
   #keyCounter = 0;
 
-  constructor(id: string, inputs: CheckInputs, discovery: Discovery, client: HttpClient) {
+  constructor(
+    id: string,
+    inputs: CheckInputs,
+    discovery: Discovery,
+    client: HttpClient,
+    failure: FailureKind = "value",
+  ) {
     this.id = id;
     this.level = inputs.level;
     this.inputs = inputs;
     this.discovery = discovery;
     this.#client = client;
     this.#seed = checkSeed(inputs.seed, id);
+    this.#failure = failure;
   }
 
   /** True at level `reference`: assert the CONTRACT decisions too. */
@@ -129,15 +177,11 @@ export class CheckContext {
     return this.level === "reference";
   }
 
-  /** Every exchange of the run so far, other checks' included (for cross-cutting checks). */
-  get allExchanges(): readonly Exchange[] {
-    return this.#client.exchanges;
-  }
-
   // ── requests ──────────────────────────────────────────────────────────────────────────────
 
   async request(spec: RequestSpec): Promise<Exchange> {
     const exchange = await this.#client.send(this.id, spec);
+    if (this.#validlySigned.has(spec)) this.#signedExchanges.add(exchange);
     this.exchanges.push(exchange);
     return exchange;
   }
@@ -145,6 +189,8 @@ export class CheckContext {
   /** Sends requests at the same moment (tokens are taken first). */
   async concurrently(specs: readonly RequestSpec[]): Promise<Exchange[]> {
     const exchanges = await this.#client.sendConcurrently(this.id, specs);
+    for (const [i, exchange] of exchanges.entries())
+      if (this.#validlySigned.has(specs[i]!)) this.#signedExchanges.add(exchange);
     this.exchanges.push(...exchanges);
     return exchanges;
   }
@@ -176,21 +222,25 @@ export class CheckContext {
           ? undefined
           : event.eventHeader;
     if (eventHeader !== undefined) headers["X-Partner-Event"] = eventHeader;
-    const signature = this.signature(event.signature ?? "valid", bytes);
+    const mode = event.signature ?? "valid";
+    const signature = this.signature(mode, bytes);
     if (signature !== undefined) headers["X-Partner-Signature"] = signature;
     const key = event.idempotencyKey === undefined ? this.newIdempotencyKey() : event.idempotencyKey;
     if (key !== null) headers["Idempotency-Key"] = key;
-    return { method: "POST", path: EVENTS_PATH, headers, body: bytes };
+    const spec: RequestSpec = { method: "POST", path: EVENTS_PATH, headers, body: bytes };
+    if (mode === "valid" || mode === "uppercase" || mode === "prefixed") this.#validlySigned.add(spec);
+    return spec;
   }
 
   /** The header value for a signature mode over `bytes`. */
   signature(mode: SignatureMode, bytes: Uint8Array): string | undefined {
     if (mode === "none") return undefined;
     if (typeof mode === "object" && "literal" in mode) return mode.literal;
+    if (typeof mode === "object" && "secret" in mode) return hmacHex(mode.secret, bytes);
     const secret = this.inputs.signingSecret;
     if (secret === undefined) this.skip("needs the signing secret (PARTNER_SIGNING_SECRET)");
-    if (typeof mode === "object") return signBody(secret, bodyBytes(mode.over));
-    const valid = signBody(secret, bytes);
+    if (typeof mode === "object") return hmacHex(secret, bodyBytes(mode.over));
+    const valid = hmacHex(secret, bytes);
     if (mode === "uppercase") return valid.toUpperCase();
     if (mode === "prefixed") return `sha256=${valid}`;
     return valid;
@@ -218,21 +268,41 @@ export class CheckContext {
 
   // ── outcomes ──────────────────────────────────────────────────────────────────────────────
 
+  /** Fails with the check's own failure kind. */
   fail(message: string, ...exchanges: Exchange[]): never {
-    throw new CheckFailure(message, exchanges.length > 0 ? exchanges : this.exchanges.slice(-1));
+    return this.failWith(this.#failure, message, ...exchanges);
   }
 
-  /** Fails with `message` unless `condition` holds. */
+  failWith(kind: FailureKind, message: string, ...exchanges: Exchange[]): never {
+    throw new CheckFailure(message, exchanges.length > 0 ? exchanges : this.exchanges.slice(-1), kind);
+  }
+
+  /** Fails with `message` (the check's own failure kind) unless `condition` holds. */
   check(condition: unknown, message: string, ...exchanges: Exchange[]): asserts condition {
     if (!condition) this.fail(message, ...exchanges);
+  }
+
+  checkWith(
+    kind: FailureKind,
+    condition: unknown,
+    message: string,
+    ...exchanges: Exchange[]
+  ): asserts condition {
+    if (!condition) this.failWith(kind, message, ...exchanges);
   }
 
   skip(reason: string): never {
     throw new CheckSkipped(reason);
   }
 
-  warn(message: string): void {
-    if (!this.warnings.includes(message)) this.warnings.push(message);
+  /** Ends the check with status `warning`: inconclusive, or a finding that is not a failure. */
+  warning(message: string, ...exchanges: Exchange[]): never {
+    throw new CheckWarning(message, exchanges);
+  }
+
+  /** A remark on a check that goes on (it may still pass). */
+  note(message: string): void {
+    if (!this.notes.includes(message)) this.notes.push(message);
   }
 
   // ── reading responses ─────────────────────────────────────────────────────────────────────
@@ -240,7 +310,7 @@ export class CheckContext {
   /** The status, failing the check on a transport error. */
   status(exchange: Exchange): number {
     if (exchange.response === undefined)
-      this.fail(`no response: ${exchange.error ?? "unknown error"}`, exchange);
+      this.failWith("transport", `no response: ${exchange.error ?? "unknown error"}`, exchange);
     return exchange.response.status;
   }
 
@@ -251,7 +321,7 @@ export class CheckContext {
     try {
       return JSON.parse(text);
     } catch {
-      this.fail(`response body is not JSON: ${excerpt(text, 120)}`, exchange);
+      this.failWith("not_json", `response body is not JSON: ${excerpt(text, 120)}`, exchange);
     }
   }
 
@@ -265,11 +335,14 @@ export class CheckContext {
    */
   expectOk(exchange: Exchange, what: string): Record<string, unknown> {
     const status = this.status(exchange);
+    if (status >= 500)
+      this.failWith("server_error", `${what}: server error ${status}${codeSuffix(exchange)}`, exchange);
     if (status !== 200)
-      this.fail(`${what}: expected HTTP 200, got ${status}${codeSuffix(exchange)}`, exchange);
+      this.failWith("status", `${what}: expected HTTP 200, got ${status}${codeSuffix(exchange)}`, exchange);
     const body = this.json(exchange);
-    this.check(isRecord(body), `${what}: body is not a JSON object`, exchange);
-    this.check(
+    this.checkWith("schema", isRecord(body), `${what}: body is not a JSON object`, exchange);
+    this.checkWith(
+      "schema",
       body["success"] === true,
       `${what}: expected "success": true, got ${JSON.stringify(body["success"])}`,
       exchange,
@@ -278,31 +351,82 @@ export class CheckContext {
   }
 
   /**
-   * A refused request. At level `spec` any 4xx will do (interface.md shows no status codes);
-   * at `reference` the exact status and problem `code` of CONTRACT §6.
+   * A refused request. At level `spec` interface.md shows no status codes and no error body, so
+   * a refusal is any 4xx, or any other non-5xx answer whose JSON body says `"success": false`;
+   * at `reference`, the exact status and problem `code` of CONTRACT §6.
    */
   expectRefused(
     exchange: Exchange,
     what: string,
-    expected: { status: number; code: string | readonly string[] },
+    expected: RefusalExpectation,
     /** Earlier requests the failure depends on (shown as evidence, first). */
     before: readonly Exchange[] = [],
   ): void {
     const status = this.status(exchange);
     if (status >= 500)
-      this.fail(`${what}: expected a 4xx refusal, got a server error ${status}`, ...before, exchange);
-    if (status < 400) this.fail(`${what}: expected a refusal, got ${status}`, ...before, exchange);
-    if (!this.reference) return;
-    const codes = typeof expected.code === "string" ? [expected.code] : expected.code;
-    const want = `${expected.status} ${codes.join(" or ")}`;
-    const code = problemCode(exchange);
-    if (status !== expected.status || code === undefined || !codes.includes(code)) {
-      this.fail(
-        `${what}: expected ${want}, got ${status}${code === undefined ? " (no problem code)" : " " + code}`,
+      this.failWith(
+        "server_error",
+        `${what}: expected a refusal, got a server error ${status}`,
         ...before,
         exchange,
       );
+    if (!isRefusal(exchange))
+      this.failWith("status", `${what}: expected a refusal, got ${status}`, ...before, exchange);
+    const codes = typeof expected.code === "string" ? [expected.code] : expected.code;
+    if (!this.reference) {
+      this.#guardEventRefusal(exchange, what);
+      this.#guardSignature(exchange, what, codes);
+      return;
     }
+    const want = `${expected.status} ${codes.join(" or ")}`;
+    const code = problemCode(exchange);
+    const got = `${status}${code === undefined ? " (no problem code)" : ` ${code}`}`;
+    if (status !== expected.status)
+      this.failWith("status", `${what}: expected ${want}, got ${got}`, ...before, exchange);
+    if (code === undefined || !codes.includes(code))
+      this.failWith("error_code", `${what}: expected ${want}, got ${got}`, ...before, exchange);
+  }
+
+  /**
+   * At level `spec` the refusal's reason cannot be read from a code. A correctly signed request
+   * refused exactly as a wrong signature is may have been refused for its signature, not for what
+   * the check tests: never a pass (CONTRACT-free reading of interface.md §5.5).
+   */
+  #guardSignature(exchange: Exchange, what: string, codes: readonly string[]): void {
+    const bad = this.inputs.signing?.badSignature;
+    if (bad === undefined || codes.includes("invalid_signature") || !this.#signedExchanges.has(exchange))
+      return;
+    const shape = refusalShape(exchange);
+    if (shape.status === bad.status && shape.label === bad.label) {
+      this.warning(
+        `${what}: inconclusive: the target refused it (HTTP ${shape.status}${shape.label ? ` ${shape.label}` : ""}) ` +
+          "exactly as it refuses a wrong signature, so the refusal may be for the signature, not for what this check tests",
+        exchange,
+      );
+    }
+  }
+
+  /**
+   * When the signing preflight saw the target refuse even a correctly signed, well-formed event
+   * (interface.md §6 leaves the content of `data` open), an event refused at level `spec` proves
+   * nothing about the rule a check tests: inconclusive, never a pass.
+   */
+  #guardEventRefusal(exchange: Exchange, what: string): void {
+    const refusal = this.inputs.signing?.eventRefusal;
+    if (refusal === undefined || exchange.request.path !== EVENTS_PATH) return;
+    if (exchange.request.headers["X-Api-Key"] !== this.inputs.apiKey) return;
+    this.warning(
+      `${what}: inconclusive: the target refuses even a correctly signed, well-formed event (${refusal}), so this refusal need not be about what this check tests`,
+      exchange,
+    );
+  }
+
+  /** True when a correctly signed request of this check was answered as a wrong signature is. */
+  refusedAsBadSignature(exchange: Exchange): boolean {
+    const bad = this.inputs.signing?.badSignature;
+    if (bad === undefined || !this.#signedExchanges.has(exchange)) return false;
+    const shape = refusalShape(exchange);
+    return shape.status === bad.status && shape.label === bad.label;
   }
 
   // ── target ────────────────────────────────────────────────────────────────────────────────
@@ -335,7 +459,7 @@ export class CheckContext {
 
   /** A seeded random wallet address, all lowercase: one that holds nothing. */
   randomWallet(salt = 0): string {
-    return `0x${[...this.randomBytes(20, salt)].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
+    return `0x${hex(this.randomBytes(20, salt))}`;
   }
 
   // ── evidence ──────────────────────────────────────────────────────────────────────────────
@@ -356,10 +480,16 @@ export class CheckContext {
       lines.push("", excerpt(exchange.response.text, 600));
       response = lines.join("\n");
     }
+    const curl = toCurl(req, { redactor, signingSecret });
     return {
       request: redactor.redact(requestLines.join("\n")),
       response: redactor.redact(response),
-      curl: toCurl(req, { redactor, signingSecret }),
+      // A streamed body is not kept: stream as many bytes again, chunked (curl reads stdin to the end).
+      curl:
+        exchange.stream === undefined
+          ? curl
+          : `# the body was ${exchange.stream.bytes} bytes, streamed without Content-Length\n` +
+            `head -c ${exchange.stream.bytes} /dev/zero | tr '\\0' x | ${curl} -H 'Transfer-Encoding: chunked' --data-binary @-`,
     };
   }
 }
@@ -380,25 +510,71 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** The problem `code` of an error response, if its body is JSON with one. */
-export function problemCode(exchange: Exchange): string | undefined {
+/** The parsed JSON body of a response, or undefined. */
+export function bodyOf(exchange: Exchange): unknown {
   const text = exchange.response?.text;
   if (text === undefined) return undefined;
   try {
-    const body: unknown = JSON.parse(text);
-    return isRecord(body) && typeof body["code"] === "string" ? body["code"] : undefined;
+    return JSON.parse(text);
   } catch {
     return undefined;
   }
 }
 
+/** The problem `code` of an error response, if its body is JSON with one. */
+export function problemCode(exchange: Exchange): string | undefined {
+  const body = bodyOf(exchange);
+  return isRecord(body) && typeof body["code"] === "string" ? body["code"] : undefined;
+}
+
+/**
+ * A refusal as interface.md allows it to look (its §7 shows no status and no body): a 4xx, or any
+ * non-5xx answer whose JSON body says `"success": false`.
+ */
+export function isRefusal(exchange: Exchange): boolean {
+  const status = exchange.response?.status;
+  if (status === undefined || status >= 500) return false;
+  if (status >= 400) return true;
+  const body = bodyOf(exchange);
+  return isRecord(body) && body["success"] === false;
+}
+
+/**
+ * The status and the error label of a refusal, whatever its envelope: `code`, `error.code`,
+ * `error` (a string), `type`, `title` or `message`, the first that is a string.
+ */
+export function refusalShape(exchange: Exchange): RefusalShape {
+  const body = bodyOf(exchange);
+  let label: string | undefined;
+  if (isRecord(body)) {
+    const error = body["error"];
+    for (const value of [
+      body["code"],
+      isRecord(error) ? error["code"] : error,
+      body["type"],
+      body["title"],
+      body["message"],
+    ]) {
+      if (typeof value === "string") {
+        label = value;
+        break;
+      }
+    }
+  }
+  return { status: exchange.response?.status ?? 0, label };
+}
+
 function codeSuffix(exchange: Exchange): string {
-  const code = problemCode(exchange);
-  return code === undefined ? "" : ` ${code}`;
+  const label = refusalShape(exchange).label;
+  return label === undefined ? "" : ` ${label}`;
 }
 
 export function excerpt(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max)}… (${text.length} characters)`;
+}
+
+export function hex(bytes: Uint8Array): string {
+  return [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 function bodyBytes(body: unknown): Uint8Array {

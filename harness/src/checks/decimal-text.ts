@@ -4,8 +4,11 @@
  * @module
  */
 
-/** interface.md's "string (decimal number)": optional minus, digits, optional fraction. */
-export const DECIMAL_TEXT = /^-?[0-9]+(\.[0-9]+)?$/;
+/**
+ * interface.md's "string (decimal number)", read as loosely as the words allow: an optional sign,
+ * digits with an optional point and fraction (`5.`, `.5` included); no exponent, no separators.
+ */
+export const DECIMAL_TEXT = /^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)$/;
 
 /** A decimal as an integer over 10^scale. */
 export interface Scaled {
@@ -27,11 +30,20 @@ export function fractionDigits(text: string): number {
 export function toScaled(text: string): Scaled {
   if (!DECIMAL_TEXT.test(text)) throw new RangeError(`not a decimal number: ${JSON.stringify(text)}`);
   const negative = text.startsWith("-");
-  const body = negative ? text.slice(1) : text;
+  const body = /^[+-]/.test(text) ? text.slice(1) : text;
   const point = body.indexOf(".");
   const digits = point === -1 ? body : body.slice(0, point) + body.slice(point + 1);
-  const units = BigInt(digits);
+  const units = BigInt(digits === "" ? "0" : digits);
   return { units: negative ? -units : units, scale: point === -1 ? 0 : body.length - point - 1 };
+}
+
+/**
+ * One unit of the last digit a figure shows, or of the asset (10^−decimals), whichever is coarser:
+ * the rounding a figure may carry when its precision is not shown.
+ * @example writtenUnit("51.52", 6); // { units: 1n, scale: 2 }
+ */
+export function writtenUnit(text: string, decimals: number): Scaled {
+  return unit(Math.min(fractionDigits(text), decimals));
 }
 
 /** `value` rescaled to `scale` digits (scale must not shrink it). */

@@ -3,13 +3,23 @@
  * form, an empty wallet is zeros, and a real position is formatted at the right precision.
  * @module
  */
-import { isCanonicalDecimal, toChecksumAddress } from "@partner-yield/core";
-import { expectedPosition, productsOfKey } from "../fixtures.js";
 import type { Exchange } from "../http/client.js";
+import { isCanonical } from "../oracle/decimal.js";
+import { expectedPosition, productsOfKey } from "../oracle/fixtures.js";
 import { missingSlug } from "./auth.js";
-import { type CheckContext, isRecord, type ListedProduct, positionPath, productPath } from "./context.js";
-import { fractionDigits } from "./decimal-text.js";
-import type { CheckDefinition } from "./types.js";
+import { contract, GAPS, spec } from "./citations.js";
+import {
+  bodyOf,
+  type CheckContext,
+  isRecord,
+  isRefusal,
+  type ListedProduct,
+  positionPath,
+  productPath,
+} from "./context.js";
+import { fractionDigits, isDecimalText, toScaled } from "./decimal-text.js";
+import type { CheckDefinition } from "./definition.js";
+import { toChecksumAddress } from "./from-core.js";
 
 const POSITION_AMOUNTS = ["shares", "assets", "usd_value"] as const;
 
@@ -20,30 +30,34 @@ function positionAmounts(
   if (ex.response?.status !== 200 || ex.request.method !== "GET") return undefined;
   const match = /^\/api\/partner\/products\/([^/?]+)\/position\?address=([^&]*)$/.exec(ex.request.path);
   if (match === null) return undefined;
-  try {
-    const body: unknown = JSON.parse(ex.response.text);
-    const data = isRecord(body) ? body["data"] : undefined;
-    if (!isRecord(data)) return undefined;
-    return {
-      slug: decodeURIComponent(match[1]!),
-      wallet: decodeURIComponent(match[2]!).toLowerCase(),
-      amounts: data,
-    };
-  } catch {
-    return undefined;
-  }
+  const body = bodyOf(ex);
+  const data = isRecord(body) ? body["data"] : undefined;
+  if (!isRecord(data)) return undefined;
+  return {
+    slug: decodeURIComponent(match[1]!),
+    wallet: decodeURIComponent(match[2]!).toLowerCase(),
+    amounts: data,
+  };
 }
 
 /** Reads `data` of a 200 position response. */
-function positionData(
-  t: CheckContext,
-  ex: Parameters<CheckContext["expectOk"]>[0],
-  what: string,
-): Record<string, unknown> {
+function positionData(t: CheckContext, ex: Exchange, what: string): Record<string, unknown> {
   const body = t.expectOk(ex, what);
   const data = body["data"];
-  t.check(isRecord(data), `${what}: "data" is not an object`, ex);
+  t.checkWith("schema", isRecord(data), `${what}: "data" is not an object`, ex);
   return data;
+}
+
+/**
+ * At level `spec`, the answer for a wallet that holds nothing is not shown (interface.md §4.3):
+ * a refusal there is skipped with the reason, never failed.
+ */
+function emptyWalletAnswer(t: CheckContext, ex: Exchange, wallet: string, slug: string): void {
+  if (t.reference || !isRefusal(ex)) return;
+  t.skip(
+    `the target refused the position of ${wallet} in ${slug} (HTTP ${ex.response?.status}); interface.md §4.3 ` +
+      `leaves open what a wallet that holds nothing gets${t.inputs.wallet === undefined ? ": pass --wallet with a wallet that holds a position" : ` (does ${wallet} hold nothing in ${slug}?)`}`,
+  );
 }
 
 /** A mixed-case address whose case does not match its EIP-55 checksum. */
@@ -56,8 +70,9 @@ export function badChecksum(address: string): string {
   const c = chars[i]!;
   chars[i] = c === c.toUpperCase() ? c.toLowerCase() : c.toUpperCase();
   const bad = chars.join("");
-  const hex = bad.slice(2);
-  if (hex === hex.toLowerCase() || hex === hex.toUpperCase()) return badChecksum(`0x${"ab".repeat(20)}`);
+  const hexDigits = bad.slice(2);
+  if (hexDigits === hexDigits.toLowerCase() || hexDigits === hexDigits.toUpperCase())
+    return badChecksum(`0x${"ab".repeat(20)}`);
   return bad;
 }
 
@@ -65,13 +80,29 @@ function anyProduct(t: CheckContext): ListedProduct {
   return t.products().find((p) => p.status === "active") ?? t.products()[0]!;
 }
 
+const POSITION_ENDPOINT = spec(
+  "§4.3",
+  "Query parameter: `address` (string, required): a wallet address, starting with `0x`, 42 characters long.",
+);
+const POSITION_RESPONSE = spec("§4.3", "Response: `{ success: boolean, data: Position }`.");
+const EMPTY_ZEROS = contract(
+  "§2",
+  'A wallet that holds nothing gets **200** with `shares`, `assets` and `usd_value` all `"0"`.',
+);
+const ADDRESS_RULE = contract(
+  "§3",
+  "All-lowercase and all-uppercase hex are accepted; mixed case must match the EIP-55 checksum (keccak-256), else `400 invalid_address`. The response echoes it in EIP-55 form.",
+);
+
 export const POSITION_CHECKS: readonly CheckDefinition[] = [
   {
     id: "POS-01",
+    kind: "scenario",
     title: "A wallet that holds nothing gets 200 with zeros",
     category: "position",
     level: "reference",
-    source: "CONTRACT §2 (Position)",
+    cites: [EMPTY_ZEROS],
+    failure: "value",
     cost: 1,
     async run(t: CheckContext) {
       const p = anyProduct(t);
@@ -89,16 +120,23 @@ export const POSITION_CHECKS: readonly CheckDefinition[] = [
   },
   {
     id: "POS-02",
+    kind: "scenario",
     title: "The position echoes the wallet and the product queried",
     category: "position",
     level: "spec",
-    source: "interface.md §2 (Position), §4.3",
-    reference: "the wallet in EIP-55 checksum form (CONTRACT §3)",
+    cites: [
+      spec("§2", "| wallet_address | string | The wallet queried. |"),
+      spec("§2", "| product_slug | string | The product queried. |"),
+    ],
+    tolerates: [GAPS.emptyWallet],
+    reference: { asserts: "the wallet in EIP-55 checksum form", cites: [ADDRESS_RULE] },
+    failure: "value",
     cost: 1,
     async run(t: CheckContext) {
       const p = anyProduct(t);
-      const wallet = t.randomWallet(1);
+      const wallet = (t.reference ? undefined : t.inputs.wallet?.toLowerCase()) ?? t.randomWallet(1);
       const ex = await t.get(positionPath(p.slug, wallet));
+      emptyWalletAnswer(t, ex, wallet, p.slug);
       const data = positionData(t, ex, `position in ${p.slug}`);
       const echoed = data["wallet_address"];
       t.check(
@@ -123,10 +161,12 @@ export const POSITION_CHECKS: readonly CheckDefinition[] = [
   },
   {
     id: "POS-03",
+    kind: "scenario",
     title: "A mixed-case address with a bad EIP-55 checksum is refused",
     category: "position",
     level: "reference",
-    source: "CONTRACT §3 (address)",
+    cites: [ADDRESS_RULE],
+    failure: "status",
     cost: 1,
     async run(t: CheckContext) {
       const p = anyProduct(t);
@@ -140,36 +180,59 @@ export const POSITION_CHECKS: readonly CheckDefinition[] = [
   },
   {
     id: "POS-04",
+    kind: "scenario",
     title: "Malformed or missing addresses are refused",
     category: "position",
     level: "spec",
-    source: "interface.md §4.3 (0x, 42 characters)",
-    reference: "400 invalid_address, a missing address too (CONTRACT §3, docs/contract.md)",
+    cites: [POSITION_ENDPOINT],
+    tolerates: [GAPS.statusCodes],
+    reference: {
+      asserts:
+        "400 invalid_address, a missing address too; a non-hex digit and a 0X prefix refused too (at level spec they need only not cause a 5xx)",
+      cites: [
+        contract("§3", "**address**: `0x` + 40 hex digits."),
+        contract("§6", "No input, however malformed, produces a 500."),
+      ],
+    },
+    failure: "status",
     cost: 7,
     async run(t: CheckContext) {
       const p = anyProduct(t);
       const wallet = t.randomWallet(3);
-      const cases: Array<[string, string | undefined]> = [
-        ["40 hex digits without 0x", wallet.slice(2)],
-        ["41 characters", wallet.slice(0, 41)],
-        ["43 characters", `${wallet}0`],
-        ["a non-hex digit", `${wallet.slice(0, 41)}g`],
-        ["an upper-case 0X prefix", `0X${wallet.slice(2)}`],
-        ["an empty address", ""],
-        ["no address parameter", undefined],
+      // [what, address, refused at level spec]: interface.md says "starting with 0x, 42 characters
+      // long"; hex digits and the case of the prefix are CONTRACT §3's.
+      const cases: Array<[string, string | undefined, boolean]> = [
+        ["40 hex digits without 0x", wallet.slice(2), true],
+        ["41 characters", wallet.slice(0, 41), true],
+        ["43 characters", `${wallet}0`, true],
+        ["an empty address", "", true],
+        ["no address parameter", undefined, true],
+        ["a non-hex digit", `${wallet.slice(0, 41)}g`, false],
+        ["an upper-case 0X prefix", `0X${wallet.slice(2)}`, false],
       ];
-      for (const [what, address] of cases) {
+      for (const [what, address, atSpec] of cases) {
         const ex = await t.get(positionPath(p.slug, address));
-        t.expectRefused(ex, `position with ${what}`, { status: 400, code: "invalid_address" });
+        if (t.reference || atSpec) {
+          t.expectRefused(ex, `position with ${what}`, { status: 400, code: "invalid_address" });
+        } else {
+          t.checkWith(
+            "server_error",
+            t.status(ex) < 500,
+            `position with ${what}: server error ${t.status(ex)}`,
+            ex,
+          );
+        }
       }
     },
   },
   {
     id: "POS-05",
+    kind: "scenario",
     title: "An all-uppercase address is accepted and echoed in EIP-55 form",
     category: "position",
     level: "reference",
-    source: "CONTRACT §3 (address)",
+    cites: [ADDRESS_RULE],
+    failure: "value",
     cost: 1,
     async run(t: CheckContext) {
       const p = anyProduct(t);
@@ -187,29 +250,50 @@ export const POSITION_CHECKS: readonly CheckDefinition[] = [
   },
   {
     id: "POS-06",
+    kind: "scenario",
     title: "A wallet with a position gets its shares, assets and USD value",
     category: "position",
     level: "spec",
-    source: "interface.md §2 (Position), §4.3",
-    reference: "canonical decimals; assets at ≤ asset_decimals digits, usd_value at ≤ 2 (CONTRACT §1, §2)",
+    cites: [POSITION_RESPONSE, spec("§2", "| shares | string | Share amount held. |")],
+    tolerates: [GAPS.emptyWallet, GAPS.precision],
+    reference: {
+      asserts:
+        "canonical decimals; assets at ≤ asset_decimals digits, usd_value at ≤ 2; the wallet in EIP-55 form",
+      cites: [
+        contract("§1", "Every amount, rate and value is a JSON **string** holding a canonical decimal"),
+        contract(
+          "§2",
+          "Amounts are in base units, then `shares` is formatted with `D + δ` and `assets` with `D`.",
+        ),
+        contract("§2", "`usd_value = floor(assets × price_usd)` at 2 fractional digits (cents)."),
+      ],
+    },
+    failure: "value",
     cost: (o) => o.productSample,
     needs: ["wallet"],
     async run(t: CheckContext) {
       const wallet = t.inputs.wallet!;
       let holdings = 0;
+      const refused: string[] = [];
       for (const p of t.products().slice(0, t.inputs.plan.productSample)) {
         const ex = await t.get(positionPath(p.slug, wallet));
+        if (!t.reference && isRefusal(ex)) {
+          // The wallet may hold nothing in this product: not shown (interface.md §4.3).
+          refused.push(p.slug);
+          continue;
+        }
         const data = positionData(t, ex, `position of ${wallet} in ${p.slug}`);
         for (const field of POSITION_AMOUNTS) {
           const value = data[field];
-          t.check(
+          t.checkWith(
+            "schema",
             typeof value === "string",
             `${p.slug}: ${field} should be a string, got ${JSON.stringify(value)}`,
             ex,
           );
           if (t.reference) {
             t.check(
-              isCanonicalDecimal(value) && !value.startsWith("-"),
+              isCanonical(value) && !value.startsWith("-"),
               `${p.slug}: ${field} should be a non-negative canonical decimal, got ${JSON.stringify(value)}`,
               ex,
             );
@@ -235,20 +319,25 @@ export const POSITION_CHECKS: readonly CheckDefinition[] = [
             ex,
           );
         }
-        if (data["shares"] !== "0") holdings++;
+        const shares = data["shares"] as string;
+        if (isDecimalText(shares) ? toScaled(shares).units !== 0n : shares !== "0") holdings++;
       }
+      if (refused.length > 0)
+        t.note(`no position answered for ${wallet} in ${refused.join(", ")} (it may hold nothing there)`);
       t.check(
         holdings > 0,
-        `the wallet ${wallet} holds no shares in any of the products checked; pass --wallet with a wallet that does`,
+        `the wallet ${wallet} holds no shares in any of the ${t.inputs.plan.productSample} products checked; pass --wallet with a wallet that does (or raise --product-sample)`,
       );
     },
   },
   {
     id: "POS-07",
+    kind: "scenario",
     title: "Position works for paused and deprecated products",
     category: "position",
     level: "reference",
-    source: "CONTRACT §8",
+    cites: [contract("§8", "Position works for every status.")],
+    failure: "status",
     cost: 2,
     async run(t: CheckContext) {
       const inactive = t.products().filter((p) => p.status === "paused" || p.status === "deprecated");
@@ -261,10 +350,17 @@ export const POSITION_CHECKS: readonly CheckDefinition[] = [
   },
   {
     id: "POS-08",
+    kind: "scenario",
     title: "The product is resolved before the address: unknown slug with a bad address is 404",
     category: "position",
     level: "reference",
-    source: "CONTRACT §3 (slug)",
+    cites: [
+      contract(
+        "§3",
+        "The product is resolved before query validation, since `amount` is checked against the product's decimals.",
+      ),
+    ],
+    failure: "status",
     cost: 1,
     async run(t: CheckContext) {
       const ex = await t.get(`${productPath(missingSlug(t))}/position?address=nonsense`);
@@ -276,10 +372,18 @@ export const POSITION_CHECKS: readonly CheckDefinition[] = [
   },
   {
     id: "POS-09",
+    kind: "scenario",
     title: "A position's assets and USD value follow ERC-4626 convertToAssets and the price",
     category: "position",
     level: "reference",
-    source: "CONTRACT §2 (Position)",
+    cites: [
+      contract(
+        "§2",
+        "**Position**: `assets = floor(shares × (total_assets + 1) / (total_supply + 10^δ))` — ERC-4626 `convertToAssets` with OpenZeppelin's virtual shares",
+      ),
+      contract("§2", "`usd_value = floor(assets × price_usd)` at 2 fractional digits (cents)."),
+    ],
+    failure: "value",
     cost: (o) => 2 * o.productSample,
     needs: ["fixtures"],
     async run(t: CheckContext) {
@@ -304,7 +408,7 @@ export const POSITION_CHECKS: readonly CheckDefinition[] = [
           for (const field of POSITION_AMOUNTS) {
             const want = expected[field];
             if (want === undefined) {
-              t.warn(
+              t.note(
                 `${p.slug}: the fixtures hold no USD price for ${record.assetSymbol}; usd_value not compared`,
               );
               continue;
@@ -323,44 +427,48 @@ export const POSITION_CHECKS: readonly CheckDefinition[] = [
   },
   {
     id: "POS-10",
+    kind: "response",
     title: "Position amounts are consistent: no assets without shares, no USD value without assets",
     category: "position",
     level: "reference",
-    source: "CONTRACT §2 (Position)",
+    cites: [
+      contract("§2", "`assets = floor(shares × (total_assets + 1) / (total_supply + 10^δ))`"),
+      contract("§2", "`usd_value = floor(assets × price_usd)` at 2 fractional digits (cents)."),
+    ],
+    failure: "value",
     cost: 1,
-    async run(t: CheckContext) {
-      const p = anyProduct(t);
-      await t.get(positionPath(p.slug, t.randomWallet(10)));
-      const seen = new Map<string, { amounts: Record<string, unknown>; ex: Exchange }>();
-      for (const ex of t.allExchanges) {
-        const read = positionAmounts(ex);
-        if (read === undefined) continue;
-        const { shares, assets, usd_value: usd } = read.amounts;
-        const where = `${read.slug}, ${read.wallet}`;
-        if (shares === "0")
-          t.check(
-            assets === "0",
-            `${where}: no shares, yet assets ${JSON.stringify(assets)} (convertToAssets(0) = 0)`,
-            ex,
+    async probe(t: CheckContext) {
+      await t.get(positionPath(anyProduct(t).slug, t.randomWallet(10)));
+    },
+    inspect(ex, judge) {
+      const read = positionAmounts(ex);
+      if (read === undefined) return;
+      judge.applies();
+      const { shares, assets, usd_value: usd } = read.amounts;
+      const where = `${read.slug}, ${read.wallet}`;
+      if (shares === "0")
+        judge.check(
+          assets === "0",
+          "value",
+          `${where}: no shares, yet assets ${JSON.stringify(assets)} (convertToAssets(0) = 0)`,
+        );
+      if (assets === "0")
+        judge.check(
+          usd === "0",
+          "value",
+          `${where}: no assets, yet usd_value ${JSON.stringify(usd)} (0 × price = 0)`,
+        );
+      const key = `${read.slug} ${read.wallet}`;
+      const before = judge.memory.get(key) as Record<string, unknown> | undefined;
+      if (before !== undefined) {
+        const changed = POSITION_AMOUNTS.filter((f) => before[f] !== read.amounts[f]);
+        // A live vault moves between two reads: a note, never a failure.
+        if (changed.length > 0)
+          judge.note(
+            `${where}: two reads differ in ${changed.join(", ")} (a moving vault, or an unstable computation)`,
           );
-        if (assets === "0")
-          t.check(
-            usd === "0",
-            `${where}: no assets, yet usd_value ${JSON.stringify(usd)} (0 × price = 0)`,
-            ex,
-          );
-        const key = `${read.slug} ${read.wallet}`;
-        const before = seen.get(key);
-        if (before !== undefined) {
-          const changed = POSITION_AMOUNTS.filter((f) => before.amounts[f] !== read.amounts[f]);
-          // A live vault moves between two reads; only a warning.
-          if (changed.length > 0)
-            t.warn(
-              `${where}: two reads differ in ${changed.join(", ")} (a moving vault, or an unstable computation)`,
-            );
-        }
-        seen.set(key, { amounts: read.amounts, ex });
       }
+      judge.memory.set(key, read.amounts);
     },
   },
 ];

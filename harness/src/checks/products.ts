@@ -4,17 +4,10 @@
  * fee formula. Products are taken from what the target lists, never from hard-coded slugs.
  * @module
  */
-import {
-  canonicalJson,
-  EVM_CHAINS,
-  formatUnits,
-  isCanonicalDecimal,
-  netApy,
-  parseAddress,
-  parseDecimal,
-  RATE_DECIMALS,
-} from "@partner-yield/core";
+import { fromBaseUnits, isCanonical } from "../oracle/decimal.js";
+import { netApyUnits, RATE_DIGITS } from "../oracle/yield.js";
 import { missingSlug } from "./auth.js";
+import { contract, GAPS, spec } from "./citations.js";
 import {
   type CheckContext,
   isRecord,
@@ -24,12 +17,25 @@ import {
   yieldPath,
 } from "./context.js";
 import { fractionDigits } from "./decimal-text.js";
+import type { CheckDefinition } from "./definition.js";
+import { toChecksumAddress } from "./from-core.js";
+import { sortedJson } from "./json-text.js";
 import { checkShape, SPEC_METRICS, SPEC_PRODUCT } from "./spec-shapes.js";
-import type { CheckDefinition } from "./types.js";
 
 const STATUSES = ["active", "paused", "deprecated"];
 const ADDRESS_FIELDS = ["wrapper_address", "underlying_vault_address", "asset_address"] as const;
 const METRIC_DECIMALS = ["wrapper_total_assets", "underlying_apy", "net_apy_for_user"] as const;
+
+/** The EVM registry of CONTRACT §8 (extendable: an unknown chain is only a note). */
+export const EVM_CHAIN_IDS: Readonly<Record<string, number>> = {
+  ethereum: 1,
+  optimism: 10,
+  bsc: 56,
+  polygon: 137,
+  base: 8453,
+  arbitrum: 42161,
+  avalanche: 43114,
+};
 
 function metricsOf(p: ListedProduct): Record<string, unknown> | undefined {
   return p.metrics ?? undefined;
@@ -38,11 +44,27 @@ function metricsOf(p: ListedProduct): Record<string, unknown> | undefined {
 export const PRODUCT_CHECKS: readonly CheckDefinition[] = [
   {
     id: "PRD-01",
+    kind: "scenario",
     title: "The product list is a success envelope holding the partner's products",
     category: "products",
     level: "spec",
-    source: "interface.md §1, §4.1",
-    reference: "ordered by slug (CONTRACT §8)",
+    cites: [
+      spec(
+        "§4.1",
+        "Response: `{ success: boolean, data: Product[] }`. The list holds all products of the calling partner.",
+      ),
+      spec("§2", "| slug | string | Product identifier, used in paths. |"),
+    ],
+    reference: {
+      asserts: "ordered by slug",
+      cites: [
+        contract(
+          "§8",
+          "The list holds all of the calling partner's products, every status, ordered by `slug`.",
+        ),
+      ],
+    },
+    failure: "schema",
     cost: 0,
     async run(t: CheckContext) {
       const ex = t.discovery.exchange;
@@ -53,7 +75,7 @@ export const PRODUCT_CHECKS: readonly CheckDefinition[] = [
         `"data" should be an array, got ${JSON.stringify(data)?.slice(0, 80)}`,
         ex,
       );
-      t.check(data.length > 0, "the list is empty: the partner should have at least one product to test", ex);
+      if (data.length === 0) t.skip("the list is empty: this partner has no product to check");
       const slugs: string[] = [];
       for (const [i, item] of data.entries()) {
         t.check(isRecord(item), `data[${i}] is not an object`, ex);
@@ -61,11 +83,17 @@ export const PRODUCT_CHECKS: readonly CheckDefinition[] = [
         slugs.push(item["slug"]);
       }
       const duplicate = slugs.find((s, i) => slugs.indexOf(s) !== i);
-      t.check(duplicate === undefined, `slug "${duplicate}" is listed twice`, ex);
+      t.checkWith(
+        "value",
+        duplicate === undefined,
+        `slug "${duplicate}" is listed twice (slugs identify products)`,
+        ex,
+      );
       if (t.reference) {
         const sorted = [...slugs].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
         const at = slugs.findIndex((s, i) => s !== sorted[i]);
-        t.check(
+        t.checkWith(
+          "value",
           at === -1,
           `the list is not ordered by slug: "${slugs[at]}" comes where "${sorted[at]}" should`,
           ex,
@@ -75,12 +103,29 @@ export const PRODUCT_CHECKS: readonly CheckDefinition[] = [
   },
   {
     id: "PRD-02",
-    title: "Every product has every field of the interface, with its type",
+    kind: "scenario",
+    title: "Every product has the fields of the interface, with their types",
     category: "products",
     level: "spec",
-    source: "interface.md §2 (Product, latest_metrics)",
-    reference:
-      "no field absent, latest_metrics an object or null, addresses 0x + 40 hex in EIP-55 form (CONTRACT §3, §8)",
+    cites: [
+      spec("§2", "| chain_id | integer | Numeric chain id. |"),
+      spec("§2", "| wrapper_address | string | 0x-prefixed wrapper contract address. |"),
+      spec("§2", "| as_of_date | string, date (YYYY-MM-DD) | Date the metrics refer to. |"),
+      spec("§2", "| underlying_apy | string (decimal number) | APY of the underlying vault. |"),
+    ],
+    tolerates: [GAPS.absentFields],
+    reference: {
+      asserts:
+        "no field absent, latest_metrics an object or null, addresses 0x + 40 hex digits in EIP-55 form",
+      cites: [
+        contract(
+          "§8",
+          "Every Product field is always present. `latest_metrics` is `null` until the product has metrics.",
+        ),
+        contract("§3", "**address**: `0x` + 40 hex digits."),
+      ],
+    },
+    failure: "schema",
     cost: 0,
     async run(t: CheckContext) {
       const ex = t.discovery.exchange;
@@ -94,7 +139,7 @@ export const PRODUCT_CHECKS: readonly CheckDefinition[] = [
             report.wrong.length,
             ...report.wrong.filter((w) => !w.startsWith(nullMetrics)),
           );
-          if (!t.reference) t.warn(`${p.slug}: latest_metrics is null (interface.md shows an object)`);
+          if (!t.reference) t.note(`${p.slug}: latest_metrics is null (interface.md shows an object)`);
         } else if (isRecord(metrics)) {
           const inner = checkShape(metrics, SPEC_METRICS, `${p.slug}: latest_metrics.`);
           report.wrong.push(...inner.wrong);
@@ -103,62 +148,103 @@ export const PRODUCT_CHECKS: readonly CheckDefinition[] = [
         }
         t.check(report.wrong.length === 0, report.wrong.join("; "), ex);
         const wrapper = p.raw["wrapper_address"];
-        t.check(
-          typeof wrapper === "string" && wrapper.startsWith("0x"),
-          `${p.slug}: wrapper_address should be 0x-prefixed, got ${JSON.stringify(wrapper)}`,
-          ex,
-        );
+        if (wrapper !== undefined || t.reference)
+          t.check(
+            typeof wrapper === "string" && wrapper.startsWith("0x"),
+            `${p.slug}: wrapper_address should be 0x-prefixed, got ${JSON.stringify(wrapper)}`,
+            ex,
+          );
         if (t.reference) {
           t.check(report.missing.length === 0, `fields absent: ${report.missing.join(", ")}`, ex);
           for (const field of ADDRESS_FIELDS) {
             const value = p.raw[field];
-            const parsed = typeof value === "string" ? parseAddress(value) : undefined;
             t.check(
-              parsed?.ok === true && parsed.address === value,
+              typeof value === "string" &&
+                /^0x[0-9a-fA-F]{40}$/.test(value) &&
+                toChecksumAddress(value) === value,
               `${p.slug}: ${field} should be 0x + 40 hex digits in EIP-55 form, got ${JSON.stringify(value)}`,
               ex,
             );
           }
         } else {
           for (const field of report.missing)
-            t.warn(`${field} is absent (interface.md does not say which may be)`);
-        }
-        for (const field of report.unknown) {
-          if (!t.reference) t.warn(`${field}: a field interface.md does not name (ignored at level spec)`);
+            t.note(`${field} is absent (interface.md does not say which fields may be)`);
+          for (const field of report.unknown)
+            t.note(`${field}: a field interface.md does not name (ignored at level spec)`);
         }
       }
     },
   },
   {
     id: "PRD-03",
-    title: "Each product read by slug equals its entry in the list",
+    kind: "scenario",
+    title: "Each product read by slug agrees with its entry in the list",
     category: "products",
     level: "spec",
-    source: "interface.md §4.1, §4.2",
+    cites: [
+      spec("§4.1", "The list holds all products of the calling partner."),
+      spec("§4.2", "Response: `{ success: boolean, data: Product }`."),
+    ],
+    tolerates: [GAPS.absentFields],
+    reference: {
+      asserts: "equal field for field, none absent from either",
+      cites: [contract("§8", "Every Product field is always present.")],
+    },
+    failure: "value",
     cost: (o) => o.productSample,
     async run(t: CheckContext) {
       const products = t.products().slice(0, t.inputs.plan.productSample);
       for (const p of products) {
         const ex = await t.get(productPath(p.slug));
         const body = t.expectOk(ex, `GET product ${p.slug}`);
-        t.check(isRecord(body["data"]), `GET product ${p.slug}: "data" is not an object`, ex);
-        const single = canonicalJson(body["data"]);
-        const listed = canonicalJson(p.raw);
-        t.check(
-          single === listed,
-          `GET product ${p.slug} differs from the list entry:\n  list: ${listed}\n  get:  ${single}`,
-          ex,
-          t.discovery.exchange,
-        );
+        const data = body["data"];
+        t.checkWith("schema", isRecord(data), `GET product ${p.slug}: "data" is not an object`, ex);
+        if (t.reference) {
+          const single = sortedJson(data);
+          const listed = sortedJson(p.raw);
+          t.check(
+            single === listed,
+            `GET product ${p.slug} differs from the list entry:\n  list: ${listed}\n  get:  ${single}`,
+            ex,
+            t.discovery.exchange,
+          );
+          continue;
+        }
+        // interface.md leaves open which fields a response may omit, and metrics move over time.
+        for (const field of new Set([...Object.keys(p.raw), ...Object.keys(data)])) {
+          if (!(field in data) || !(field in p.raw)) {
+            t.note(`${p.slug}: ${field} is in ${field in data ? "the product" : "the list"} only`);
+            continue;
+          }
+          const same = sortedJson(data[field]) === sortedJson(p.raw[field]);
+          if (field === "latest_metrics") {
+            if (!same) t.note(`${p.slug}: latest_metrics changed between the list and the product read`);
+            continue;
+          }
+          t.check(
+            same,
+            `GET product ${p.slug}: ${field} is ${JSON.stringify(data[field])}, the list says ${JSON.stringify(p.raw[field])}`,
+            ex,
+            t.discovery.exchange,
+          );
+        }
       }
     },
   },
   {
     id: "PRD-04",
+    kind: "scenario",
     title: "Metrics are canonical decimal strings",
     category: "products",
     level: "reference",
-    source: "CONTRACT §1",
+    cites: [
+      contract(
+        "§1",
+        "Every amount, rate and value is a JSON **string** holding a canonical decimal: `^-?(0|[1-9][0-9]*)(\\.[0-9]*[1-9])?$` — no exponent, no `+`, no leading zeros, no trailing fractional zeros, never `-0`.",
+      ),
+      contract("§1", "At most 18 fractional digits."),
+    ],
+    failure: "value",
     cost: 0,
     async run(t: CheckContext) {
       const ex = t.discovery.exchange;
@@ -170,11 +256,11 @@ export const PRODUCT_CHECKS: readonly CheckDefinition[] = [
         for (const field of METRIC_DECIMALS) {
           const value = m[field];
           t.check(
-            typeof value === "string" && isCanonicalDecimal(value),
+            isCanonical(value),
             `${p.slug}: latest_metrics.${field} should be a canonical decimal string (no exponent, no padding zeros), got ${JSON.stringify(value)}`,
             ex,
           );
-          const max = field === "wrapper_total_assets" ? (p.assetDecimals ?? 0) : RATE_DECIMALS;
+          const max = field === "wrapper_total_assets" ? (p.assetDecimals ?? 0) : RATE_DIGITS;
           t.check(
             fractionDigits(value) <= max,
             `${p.slug}: latest_metrics.${field} has ${fractionDigits(value)} fractional digits, at most ${max} allowed`,
@@ -192,10 +278,17 @@ export const PRODUCT_CHECKS: readonly CheckDefinition[] = [
   },
   {
     id: "PRD-05",
+    kind: "scenario",
     title: "net_apy_for_user follows the performance-fee formula",
     category: "products",
     level: "reference",
-    source: "CONTRACT §2",
+    cites: [
+      contract(
+        "§2",
+        "`net_apy_for_user = a × (10000 − f) / 10000` when `a > 0`; `= a` when `a ≤ 0` (no fee on a loss). Truncated toward zero to 18 fractional digits.",
+      ),
+    ],
+    failure: "value",
     cost: 0,
     async run(t: CheckContext) {
       const ex = t.discovery.exchange;
@@ -203,15 +296,18 @@ export const PRODUCT_CHECKS: readonly CheckDefinition[] = [
       for (const p of t.products()) {
         const m = metricsOf(p);
         if (m === undefined || typeof m["underlying_apy"] !== "string") continue;
-        t.check(
+        t.checkWith(
+          "schema",
           p.serviceFeeBps !== undefined && p.partnerFeeBps !== undefined,
           `${p.slug}: fees are not integers`,
           ex,
         );
         let expected: string;
         try {
-          const apy = parseDecimal(m["underlying_apy"], RATE_DECIMALS);
-          expected = formatUnits(netApy(apy, p.serviceFeeBps, p.partnerFeeBps), RATE_DECIMALS);
+          expected = fromBaseUnits(
+            netApyUnits(m["underlying_apy"], p.serviceFeeBps, p.partnerFeeBps),
+            RATE_DIGITS,
+          );
         } catch (error) {
           t.fail(`${p.slug}: cannot compute the net APY: ${(error as Error).message}`, ex);
         }
@@ -227,11 +323,17 @@ export const PRODUCT_CHECKS: readonly CheckDefinition[] = [
   },
   {
     id: "PRD-06",
+    kind: "scenario",
     title: "An unknown slug is not found",
     category: "products",
     level: "spec",
-    source: "interface.md §4.2",
-    reference: "404 product_not_found (CONTRACT §3)",
+    cites: [spec("§4.2", "Path parameter: `slug` (string, required).")],
+    tolerates: [GAPS.statusCodes],
+    reference: {
+      asserts: "404 product_not_found",
+      cites: [contract("§3", "**slug**: unknown, or another partner's product → `404 product_not_found`")],
+    },
+    failure: "status",
     cost: 1,
     async run(t: CheckContext) {
       const ex = await t.get(productPath(missingSlug(t)));
@@ -240,11 +342,26 @@ export const PRODUCT_CHECKS: readonly CheckDefinition[] = [
   },
   {
     id: "PRD-07",
+    kind: "scenario",
     title: "Another partner's product is neither listed nor readable",
     category: "products",
     level: "spec",
-    source: "interface.md §1, §4.1",
-    reference: "404 product_not_found on get, position and yield-calc, never 403 (CONTRACT §3)",
+    cites: [
+      spec("§1", "The partner is the authenticated caller."),
+      spec("§1", "A partner can list its products and read one product, including its latest metrics."),
+      spec("§4.1", "The list holds all products of the calling partner."),
+    ],
+    tolerates: [GAPS.statusCodes],
+    reference: {
+      asserts: "404 product_not_found on get, position and yield-calc, never 403",
+      cites: [
+        contract(
+          "§3",
+          "**slug**: unknown, or another partner's product → `404 product_not_found` (never 403: do not reveal that another partner's product exists).",
+        ),
+      ],
+    },
+    failure: "state",
     cost: 3,
     needs: ["foreignSlug"],
     async run(t: CheckContext) {
@@ -257,12 +374,12 @@ export const PRODUCT_CHECKS: readonly CheckDefinition[] = [
         code: "product_not_found",
       });
       const position = await t.get(positionPath(slug, t.randomWallet()));
-      t.expectRefused(position, `position in another partner's product`, {
+      t.expectRefused(position, "position in another partner's product", {
         status: 404,
         code: "product_not_found",
       });
       const quote = await t.get(yieldPath(slug, "1"));
-      t.expectRefused(quote, `yield-calc of another partner's product`, {
+      t.expectRefused(quote, "yield-calc of another partner's product", {
         status: 404,
         code: "product_not_found",
       });
@@ -270,10 +387,17 @@ export const PRODUCT_CHECKS: readonly CheckDefinition[] = [
   },
   {
     id: "PRD-08",
+    kind: "scenario",
     title: "status is active, paused or deprecated",
     category: "products",
     level: "reference",
-    source: "CONTRACT §8",
+    cites: [
+      contract(
+        "§8",
+        "`status`: `active`, `paused` (readable, no new deposits) or `deprecated` (withdraw only; terminal).",
+      ),
+    ],
+    failure: "value",
     cost: 0,
     async run(t: CheckContext) {
       for (const p of t.products()) {
@@ -287,19 +411,27 @@ export const PRODUCT_CHECKS: readonly CheckDefinition[] = [
   },
   {
     id: "PRD-09",
+    kind: "scenario",
     title: "chain and chain_id are a pair of the EVM registry",
     category: "products",
     level: "reference",
-    source: "CONTRACT §8",
+    cites: [
+      contract(
+        "§8",
+        "`chain` / `chain_id` pairs come from the EVM registry: ethereum 1, optimism 10, bsc 56, polygon 137, base 8453, arbitrum 42161, avalanche 43114 (extendable).",
+      ),
+    ],
+    failure: "value",
     cost: 0,
     async run(t: CheckContext) {
       for (const p of t.products()) {
         const chain = p.raw["chain"];
         const id = p.raw["chain_id"];
-        if (typeof chain !== "string") t.fail(`${p.slug}: chain is not a string`, t.discovery.exchange);
-        const expected = EVM_CHAINS[chain];
+        if (typeof chain !== "string")
+          t.failWith("schema", `${p.slug}: chain is not a string`, t.discovery.exchange);
+        const expected = EVM_CHAIN_IDS[chain];
         if (expected === undefined) {
-          t.warn(`${p.slug}: chain "${chain}" is not in the registry this harness knows (it is extendable)`);
+          t.note(`${p.slug}: chain "${chain}" is not in the registry this harness knows (it is extendable)`);
           continue;
         }
         t.check(
@@ -312,10 +444,17 @@ export const PRODUCT_CHECKS: readonly CheckDefinition[] = [
   },
   {
     id: "PRD-10",
-    title: "Fees are basis points within 0–10000 in total, decimals within 0–36",
+    kind: "scenario",
+    title: "Fees are basis points within 0–10000 in total; asset_decimals a uint8",
     category: "products",
     level: "reference",
-    source: "CONTRACT §2",
+    cites: [
+      contract(
+        "§2",
+        "Fees must satisfy `0 ≤ s`, `0 ≤ p`, `f ≤ 10000`; a product that breaks this is refused at load time, not served.",
+      ),
+    ],
+    failure: "value",
     cost: 0,
     async run(t: CheckContext) {
       for (const p of t.products()) {
@@ -328,8 +467,8 @@ export const PRODUCT_CHECKS: readonly CheckDefinition[] = [
         );
         const d = p.assetDecimals;
         t.check(
-          d !== undefined && d >= 0 && d <= 36,
-          `${p.slug}: asset_decimals should be an integer from 0 to 36, got ${JSON.stringify(p.raw["asset_decimals"])}`,
+          d !== undefined && d >= 0 && d <= 255,
+          `${p.slug}: asset_decimals should be an integer from 0 to 255 (ERC-20 decimals() is a uint8), got ${JSON.stringify(p.raw["asset_decimals"])}`,
           t.discovery.exchange,
         );
       }

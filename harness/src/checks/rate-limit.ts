@@ -4,8 +4,10 @@
  * @module
  */
 import type { Exchange } from "../http/client.js";
+import { contract } from "./citations.js";
 import { type CheckContext, PRODUCTS_PATH } from "./context.js";
-import type { CheckDefinition } from "./types.js";
+import type { CheckDefinition } from "./definition.js";
+import type { ResponseJudge } from "./judge.js";
 
 export interface RateLimitState {
   readonly policy: string;
@@ -46,33 +48,50 @@ function parseItem(value: string): { name: string; params: Record<string, number
   return { name: match[1]!, params };
 }
 
-/** The headers of one authenticated response, checked for coherence. */
+/** What is incoherent in the rate-limit headers of one authenticated response (none: []). */
+export function rateLimitProblems(
+  state: RateLimitState,
+  environment: "sandbox" | "production" | undefined,
+): string[] {
+  const problems: string[] = [];
+  if (environment !== undefined && state.policy !== environment)
+    problems.push(`the policy should be named after the environment "${environment}", got "${state.policy}"`);
+  if (!(state.quota > 0)) problems.push(`q should be positive, got ${state.quota}`);
+  if (state.window !== 60) problems.push(`w should be 60 (a rolling minute), got ${state.window}`);
+  if (!(state.remaining >= 0 && state.remaining < state.quota))
+    problems.push(`r=${state.remaining} should be below q=${state.quota} after a counted request`);
+  if (!(state.reset >= 1 && state.reset <= state.window))
+    problems.push(`t=${state.reset} should be from 1 to ${state.window} seconds`);
+  return problems;
+}
+
+function whereOf(ex: Exchange): string {
+  return `${ex.request.method} ${ex.request.path} → ${ex.response?.status}`;
+}
+
+/** The headers of one authenticated response, checked for coherence (fails the check). */
 function coherentState(t: CheckContext, ex: Exchange): RateLimitState {
   const state = parseRateLimit(ex.response?.headers ?? {});
-  const where = `${ex.request.method} ${ex.request.path} → ${ex.response?.status}`;
-  if (typeof state === "string") t.fail(`${where}: ${state}`, ex);
-  const env = t.inputs.environment;
-  if (env !== undefined) {
-    t.check(
-      state.policy === env,
-      `${where}: the policy should be named after the environment "${env}", got "${state.policy}"`,
-      ex,
-    );
-  }
-  t.check(state.quota > 0, `${where}: q should be positive, got ${state.quota}`, ex);
-  t.check(state.window === 60, `${where}: w should be 60 (a rolling minute), got ${state.window}`, ex);
-  t.check(
-    state.remaining >= 0 && state.remaining < state.quota,
-    `${where}: r=${state.remaining} should be below q=${state.quota} after a counted request`,
-    ex,
-  );
-  t.check(
-    state.reset >= 1 && state.reset <= state.window,
-    `${where}: t=${state.reset} should be from 1 to ${state.window} seconds`,
-    ex,
-  );
+  if (typeof state === "string") t.failWith("header", `${whereOf(ex)}: ${state}`, ex);
+  const problems = rateLimitProblems(state, t.inputs.environment);
+  t.checkWith("header", problems.length === 0, `${whereOf(ex)}: ${problems.join("; ")}`, ex);
   return state;
 }
+
+function judgeState(judge: ResponseJudge, ex: Exchange): void {
+  const state = parseRateLimit(ex.response?.headers ?? {});
+  if (typeof state === "string") {
+    judge.fail("header", `${whereOf(ex)}: ${state}`);
+    return;
+  }
+  const problems = rateLimitProblems(state, judge.inputs.environment);
+  if (problems.length > 0) judge.fail("header", `${whereOf(ex)}: ${problems.join("; ")}`);
+}
+
+const HEADERS = contract(
+  "§7",
+  'Each authenticated response carries the IETF headers `RateLimit-Policy: "sandbox";q=100;w=60` and `RateLimit: "sandbox";r=<remaining>;t=<seconds>`.',
+);
 
 /** Follow-up requests RL-02 may send hoping for a conclusive pair. */
 const RL02_ATTEMPTS = 4;
@@ -88,25 +107,36 @@ export function conclusive(t: number, elapsed: number): boolean {
 export const RATE_LIMIT_CHECKS: readonly CheckDefinition[] = [
   {
     id: "RL-01",
+    kind: "response",
     title: "Authenticated responses carry coherent RateLimit-Policy and RateLimit headers",
     category: "rate-limit",
     level: "reference",
-    source: "CONTRACT §7",
+    cites: [HEADERS],
+    failure: "header",
     cost: 1,
-    async run(t: CheckContext) {
-      coherentState(t, await t.get(PRODUCTS_PATH));
-      for (const ex of t.allExchanges) {
-        const ok = ex.response?.status === 200 && ex.request.headers["X-Api-Key"] === t.inputs.apiKey;
-        if (ok) coherentState(t, ex);
-      }
+    async probe(t: CheckContext) {
+      await t.get(PRODUCTS_PATH);
+    },
+    inspect(ex, judge) {
+      if (ex.response?.status !== 200 || ex.request.headers["X-Api-Key"] !== judge.inputs.apiKey) return;
+      judge.applies();
+      judgeState(judge, ex);
     },
   },
   {
     id: "RL-02",
+    kind: "scenario",
     title: "The remaining count goes down with each request",
     category: "rate-limit",
     level: "reference",
-    source: "CONTRACT §7",
+    cites: [
+      contract(
+        "§7",
+        "Per partner and environment: production 1000, sandbox 100 requests in **any rolling 60-second window**",
+      ),
+      contract("§7", "Every authenticated request counts, refused (429) ones do not."),
+    ],
+    failure: "header",
     cost: RL02_ATTEMPTS + 1,
     async run(t: CheckContext) {
       // In an exact rolling window r may legitimately stay put (or rise) when an old request leaves
@@ -132,7 +162,7 @@ export const RATE_LIMIT_CHECKS: readonly CheckDefinition[] = [
             ex,
           );
           if (state.remaining !== prevState.remaining - 1)
-            t.warn(
+            t.note(
               `r went from ${prevState.remaining} to ${state.remaining}, not down by exactly one (other traffic on this key?)`,
             );
           return;
@@ -141,17 +171,22 @@ export const RATE_LIMIT_CHECKS: readonly CheckDefinition[] = [
         prevState = state;
         prevAt = at;
       }
-      t.warn(
+      t.warning(
         `inconclusive: t never left room for a request to be counted before the oldest one left the window (${seen.join(", ")})`,
       );
     },
   },
   {
     id: "RL-03",
+    kind: "scenario",
     title: "Past the quota, requests get 429 with Retry-After (opt-in probe)",
     category: "rate-limit",
     level: "reference",
-    source: "CONTRACT §7, §6 (429 rate_limited)",
+    cites: [
+      contract("§7", "A 429 carries `Retry-After` (seconds, never earlier than `t`)."),
+      contract("§6", "429 `rate_limited`"),
+    ],
+    failure: "header",
     cost: (o) => o.probeBudget,
     needs: ["rateLimitProbe"],
     async run(t: CheckContext) {
@@ -169,7 +204,8 @@ export const RATE_LIMIT_CHECKS: readonly CheckDefinition[] = [
         if (t.status(ex) === 429) refused = ex;
       }
       if (refused === undefined) {
-        t.fail(
+        t.failWith(
+          "status",
           `${state.remaining + 1} requests past the advertised remaining ${state.remaining} were all accepted: no 429`,
         );
       }

@@ -4,6 +4,22 @@
  * unknown field is only a warning (clients ignore unknown fields, CONTRACT §9).
  * @module
  */
+import type { z } from "zod";
+import type { Exchange } from "../http/client.js";
+import { contract, GAPS, spec } from "./citations.js";
+import {
+  bodyOf,
+  type CheckContext,
+  EVENTS_PATH,
+  excerpt,
+  isRecord,
+  isRefusal,
+  PRODUCTS_PATH,
+  positionPath,
+  productPath,
+  yieldPath,
+} from "./context.js";
+import type { CheckDefinition } from "./definition.js";
 import {
   EventAck,
   PositionResponse,
@@ -11,18 +27,7 @@ import {
   ProductListResponse,
   ProductResponse,
   YieldCalculationResponse,
-} from "@partner-yield/core";
-import type { z } from "zod";
-import type { Exchange } from "../http/client.js";
-import {
-  type CheckContext,
-  EVENTS_PATH,
-  isRecord,
-  PRODUCTS_PATH,
-  positionPath,
-  productPath,
-  yieldPath,
-} from "./context.js";
+} from "./from-core.js";
 import {
   checkShape,
   hasSpecType,
@@ -33,7 +38,7 @@ import {
   SPEC_PRODUCT,
   SPEC_YIELD,
 } from "./spec-shapes.js";
-import type { CheckDefinition, Level } from "./types.js";
+import type { Level } from "./types.js";
 
 export type Route = "list" | "product" | "position" | "yield" | "event";
 
@@ -120,26 +125,45 @@ function absorb(out: Validation, report: ShapeReport, missingFails: boolean): vo
   for (const field of report.unknown) out.warnings.push(`${field}: a field interface.md does not name`);
 }
 
-function validateExchange(t: CheckContext, ex: Exchange, route: Route): void {
+/**
+ * Validates one success response of `route`. At level `spec` a refusal of an input whose outcome
+ * interface.md does not show (`open`) skips the check with the reason instead.
+ */
+function validateExchange(t: CheckContext, ex: Exchange, route: Route, open?: string): void {
   const status = t.status(ex);
-  if (status !== 200) t.fail(`${ex.request.method} ${ex.request.path}: expected 200, got ${status}`, ex);
+  if (open !== undefined && !t.reference && isRefusal(ex)) t.skip(`${open} (HTTP ${status})`);
+  if (status >= 500)
+    t.failWith("server_error", `${ex.request.method} ${ex.request.path}: server error ${status}`, ex);
+  if (status !== 200)
+    t.failWith("status", `${ex.request.method} ${ex.request.path}: expected 200, got ${status}`, ex);
   const result = validateSuccess(t.level, route, t.json(ex));
   t.check(
     result.errors.length === 0,
     `${ex.request.method} ${ex.request.path}: ${result.errors.join("; ")}`,
     ex,
   );
-  for (const warning of result.warnings) t.warn(`${route}: ${warning}`);
+  for (const warning of result.warnings) t.note(`${route}: ${warning}`);
 }
+
+const REFERENCE_SCHEMAS_CITE = contract(
+  "§1",
+  "Every amount, rate and value is a JSON **string** holding a canonical decimal",
+);
 
 export const SCHEMA_CHECKS: readonly CheckDefinition[] = [
   {
     id: "SCH-01",
+    kind: "scenario",
     title: "The product list validates against the schema",
     category: "schema",
     level: "spec",
-    source: "interface.md §2, §4.1",
-    reference: "the core's ProductListResponse, strict (CONTRACT §1, §8)",
+    cites: [spec("§4.1", "Response: `{ success: boolean, data: Product[] }`.")],
+    tolerates: [GAPS.absentFields],
+    reference: {
+      asserts: "the core's ProductListResponse, strict",
+      cites: [REFERENCE_SCHEMAS_CITE, contract("§8", "Every Product field is always present.")],
+    },
+    failure: "schema",
     cost: 0,
     async run(t: CheckContext) {
       validateExchange(t, t.discovery.exchange, "list");
@@ -147,11 +171,14 @@ export const SCHEMA_CHECKS: readonly CheckDefinition[] = [
   },
   {
     id: "SCH-02",
+    kind: "scenario",
     title: "A product validates against the schema",
     category: "schema",
     level: "spec",
-    source: "interface.md §2, §4.2",
-    reference: "the core's ProductResponse, strict",
+    cites: [spec("§4.2", "Response: `{ success: boolean, data: Product }`.")],
+    tolerates: [GAPS.absentFields],
+    reference: { asserts: "the core's ProductResponse, strict", cites: [REFERENCE_SCHEMAS_CITE] },
+    failure: "schema",
     cost: 1,
     async run(t: CheckContext) {
       validateExchange(t, await t.get(productPath(t.products()[0]!.slug)), "product");
@@ -159,92 +186,143 @@ export const SCHEMA_CHECKS: readonly CheckDefinition[] = [
   },
   {
     id: "SCH-03",
+    kind: "scenario",
     title: "A position validates against the schema",
     category: "schema",
     level: "spec",
-    source: "interface.md §2, §4.3",
-    reference: "the core's PositionResponse, strict",
+    cites: [spec("§4.3", "Response: `{ success: boolean, data: Position }`.")],
+    tolerates: [GAPS.emptyWallet],
+    reference: {
+      asserts: "the core's PositionResponse, strict",
+      cites: [
+        REFERENCE_SCHEMAS_CITE,
+        contract(
+          "§2",
+          'A wallet that holds nothing gets **200** with `shares`, `assets` and `usd_value` all `"0"`.',
+        ),
+      ],
+    },
+    failure: "schema",
     cost: 1,
     async run(t: CheckContext) {
       const wallet = t.inputs.wallet ?? t.randomWallet();
-      validateExchange(t, await t.get(positionPath(t.products()[0]!.slug, wallet)), "position");
+      const slug = t.products()[0]!.slug;
+      validateExchange(
+        t,
+        await t.get(positionPath(slug, wallet)),
+        "position",
+        `the target refused the position of ${wallet} in ${slug}; what a wallet that holds nothing gets is not shown (interface.md §4.3)`,
+      );
     },
   },
   {
     id: "SCH-04",
+    kind: "scenario",
     title: "A yield calculation validates against the schema",
     category: "schema",
     level: "spec",
-    source: "interface.md §2, §4.4",
-    reference: "the core's YieldCalculationResponse, strict",
+    cites: [spec("§4.4", "Response: `{ success: boolean, data: Yield calculation }`.")],
+    tolerates: [GAPS.bounds],
+    reference: { asserts: "the core's YieldCalculationResponse, strict", cites: [REFERENCE_SCHEMAS_CITE] },
+    failure: "schema",
     cost: 1,
     async run(t: CheckContext) {
       const product = t.product(
         (p) => p.status === "active" && isRecord(p.metrics),
         "active product with metrics",
       );
-      validateExchange(t, await t.get(yieldPath(product.slug, "1")), "yield");
+      validateExchange(
+        t,
+        await t.get(yieldPath(product.slug, "100")),
+        "yield",
+        `${product.slug} refused the amount 100; bounds on amount are not shown (interface.md §8)`,
+      );
     },
   },
   {
     id: "SCH-05",
+    kind: "scenario",
     title: "An event acknowledgement validates against the schema",
     category: "schema",
     level: "spec",
-    source: "interface.md §4.5",
-    reference: "the core's EventAck, strict",
+    cites: [
+      spec("§4.5", "Response (HTTP 200): `{ success: boolean, event_id: integer, duplicate: boolean }`."),
+    ],
+    tolerates: [GAPS.eventData],
+    reference: {
+      asserts: "the core's EventAck, strict",
+      cites: [
+        contract(
+          "§5",
+          "new key → the event is stored durably, then `200 {success:true, event_id, duplicate:false}`.",
+        ),
+      ],
+    },
+    failure: "schema",
     cost: 1,
     needs: ["signingSecret"],
     async run(t: CheckContext) {
-      validateExchange(t, await t.postEvent({ body: t.newEvent() }), "event");
+      const ex = await t.postEvent({ body: t.newEvent() });
+      if (t.refusedAsBadSignature(ex))
+        t.failWith("status", "a correctly signed event was refused exactly as a wrong signature is", ex);
+      validateExchange(
+        t,
+        ex,
+        "event",
+        "the target refused a well-formed, correctly signed event; the content of data is not shown (interface.md §6)",
+      );
     },
   },
   {
     id: "SCH-06",
+    kind: "response",
     title: "Every response of the run validates against the schema of its endpoint",
     category: "schema",
     level: "spec",
-    source: "interface.md §2, §4",
-    reference: "core schemas, errors against Problem (CONTRACT §6)",
+    cites: [
+      spec(
+        "§1",
+        "Successful responses carry a boolean `success` and a `data` member, except the event endpoint (see Endpoints).",
+      ),
+      spec("§4", "Successful responses are HTTP 200 with `application/json`."),
+    ],
+    tolerates: [GAPS.absentFields, GAPS.errorBody],
+    reference: {
+      asserts: "core schemas, strict; errors against the problem schema",
+      cites: [
+        REFERENCE_SCHEMAS_CITE,
+        contract(
+          "§6",
+          "Every error is `application/problem+json` (RFC 9457) with the success envelope's flag:",
+        ),
+      ],
+    },
+    failure: "schema",
     cost: 0,
-    async run(t: CheckContext) {
-      let seen = 0;
-      for (const ex of t.allExchanges) {
-        const r = ex.response;
-        if (r === undefined || ex.request.method === "HEAD") continue;
-        const route = routeOf(ex.request.method, ex.request.path);
-        if (r.status === 200 && route !== undefined) {
-          let body: unknown;
-          try {
-            body = JSON.parse(r.text);
-          } catch {
-            t.fail(`${ex.request.method} ${ex.request.path} → 200 is not JSON`, ex);
-          }
-          const result = validateSuccess(t.level, route, body);
-          t.check(
-            result.errors.length === 0,
-            `${ex.request.method} ${ex.request.path}: ${result.errors.join("; ")}`,
-            ex,
-          );
-          for (const warning of result.warnings) t.warn(`${route}: ${warning}`);
-          seen++;
-        } else if (r.status >= 400 && t.reference) {
-          let body: unknown;
-          try {
-            body = JSON.parse(r.text);
-          } catch {
-            t.fail(`${ex.request.method} ${ex.request.path} → ${r.status}: the error body is not JSON`, ex);
-          }
-          const result = Problem.safeParse(body);
-          t.check(
-            result.success,
-            `${ex.request.method} ${ex.request.path} → ${r.status}: not a problem body (${result.error?.issues[0]?.message ?? ""})`,
-            ex,
-          );
-          seen++;
+    inspect(ex, judge) {
+      const r = ex.response;
+      if (r === undefined || ex.request.method === "HEAD") return;
+      const route = routeOf(ex.request.method, ex.request.path);
+      const what = `${ex.request.method} ${excerpt(ex.request.path, 80)} → ${r.status}`;
+      if (r.status === 200 && route !== undefined) {
+        judge.applies();
+        const body = bodyOf(ex);
+        if (body === undefined) {
+          judge.fail("not_json", `${what} is not JSON`);
+          return;
         }
+        const result = validateSuccess(judge.level, route, body);
+        if (result.errors.length > 0) judge.fail("schema", `${what}: ${result.errors.join("; ")}`);
+        for (const warning of result.warnings) judge.note(`${route}: ${warning}`);
+      } else if (r.status >= 400 && judge.reference) {
+        judge.applies();
+        const result = Problem.safeParse(bodyOf(ex));
+        if (!result.success)
+          judge.fail(
+            "schema",
+            `${what}: not a problem body (${result.error.issues[0]?.message ?? "not JSON"})`,
+          );
       }
-      if (seen === 0) t.skip("no response was recorded before this check (run more checks with it)");
     },
   },
 ];

@@ -2,35 +2,40 @@
  * Faults for proving that the checks can fail: each wraps the real API's `handle()` and breaks one
  * rule the way a real implementation might (skip a check, round the wrong way, rewrite a response).
  * The harness's own tests start the node-adapter server with each fault and assert that the
- * checks in `caughtBy` fail, and that the clean server passes every check.
+ * checks in `caughtBy` fail, and that the clean server passes every check. Behaviour interface.md
+ * allows but our contract does not choose is not a fault: see `alternatives.ts`.
  * @module
  */
+import { type PartnerApi, type PartnerApiHandler, signBody } from "@partner-yield/core";
 import {
   formatUnits,
-  type PartnerApi,
-  type PartnerApiHandler,
-  type PlainRequest,
-  type PlainResponse,
-  type ProductRecord,
+  monthlyGrowthFactor,
   parseDecimal,
   quoteYield,
   RATE_DECIMALS,
-  signBody,
+  ROOT_SCALE,
+  unwrap,
   WAD,
-} from "@partner-yield/core";
+} from "@partner-yield/core/math";
 
-/** What a fault may need to know about the target it breaks. */
-export interface FaultContext {
-  readonly apiKey: string;
-  readonly signingSecret: string;
-  readonly productionApiKey: string;
-  readonly otherPartnerApiKey: string;
-  /** A revoked key of the demo partner ("" when the credentials name none). */
-  readonly revokedApiKey: string;
-  readonly foreignSlug: string;
-  /** The demo partner's products by slug. */
-  readonly products: ReadonlyMap<string, ProductRecord>;
-}
+import {
+  codeOf,
+  decoder,
+  dropHeaders,
+  EVENTS,
+  encoder,
+  type FaultContext,
+  intercept,
+  PRODUCTS,
+  problem,
+  query,
+  rewriteJson,
+  rewriteQuote,
+  route,
+  withBytes,
+  withHeader,
+  withQuery,
+} from "./interceptors.js";
 
 export interface Fault {
   /** kebab-case, stable. */
@@ -38,124 +43,14 @@ export interface Fault {
   readonly description: string;
   /** The checks that must fail against it (each of them). */
   readonly caughtBy: readonly string[];
+  /** The checks that must end with a warning against it (a finding that is not a failure). */
+  readonly warnedBy?: readonly string[];
   /** Also caught at level `spec` (the caughtBy checks of level spec fail there too). */
   readonly atSpec?: boolean;
   /** Per-minute quota of the faulty server (the probe fault wants a small one). */
   readonly quota?: number;
   readonly rateLimitProbe?: boolean;
   wrap(api: PartnerApi, context: FaultContext): PartnerApiHandler;
-}
-
-type Next = (request: PlainRequest) => Promise<PlainResponse>;
-type Interceptor = (request: PlainRequest, next: Next) => Promise<PlainResponse>;
-
-function intercept(api: PartnerApi, interceptor: Interceptor): PartnerApiHandler {
-  const next: Next = (request) => api.handle(request);
-  return { handle: (request) => interceptor(request, next) };
-}
-
-const EVENTS = "/api/partner/webhooks/inbound";
-const PRODUCTS = "/api/partner/products";
-const encoder = new TextEncoder();
-const decoder = new TextDecoder();
-
-function route(request: PlainRequest): { slug?: string; leaf?: string } {
-  if (!request.path.startsWith(`${PRODUCTS}/`)) return {};
-  const [slug, leaf] = request.path.slice(PRODUCTS.length + 1).split("/");
-  return {
-    ...(slug === undefined ? {} : { slug: decodeURIComponent(slug) }),
-    ...(leaf === undefined ? {} : { leaf }),
-  };
-}
-
-function query(request: PlainRequest): URLSearchParams {
-  return new URLSearchParams(request.query ?? "");
-}
-
-function withQuery(request: PlainRequest, params: URLSearchParams): PlainRequest {
-  return { ...request, query: params.toString() };
-}
-
-function withHeader(request: PlainRequest, name: string, value: string | undefined): PlainRequest {
-  const headers = { ...request.headers, [name]: value };
-  if (value === undefined) delete headers[name];
-  return { ...request, headers };
-}
-
-/** Reads the body once, so a fault can look at it, and hands the bytes on. */
-async function withBytes(request: PlainRequest): Promise<[PlainRequest, Uint8Array]> {
-  const body = request.body;
-  const bytes =
-    body === undefined ? new Uint8Array(0) : typeof body === "function" ? await body(1 << 20) : body;
-  return [{ ...request, body: bytes }, bytes];
-}
-
-function json(response: PlainResponse): unknown {
-  return response.body === null ? undefined : JSON.parse(response.body);
-}
-
-// biome-ignore lint/suspicious/noExplicitAny: a fault rewrites whatever JSON the real handler wrote.
-type AnyJson = any;
-
-function rewriteJson(response: PlainResponse, edit: (body: AnyJson) => unknown): PlainResponse {
-  if (response.body === null) return response;
-  return { ...response, body: JSON.stringify(edit(JSON.parse(response.body))) };
-}
-
-function problem(
-  status: number,
-  code: string,
-  detail: string,
-  extra: Record<string, string> = {},
-): PlainResponse {
-  return {
-    status,
-    headers: {
-      "content-type": "application/problem+json; charset=utf-8",
-      "x-request-id": "req_fault",
-      ...extra,
-    },
-    body: JSON.stringify({
-      success: false,
-      type: `https://partner-yield.dev/errors/${code}`,
-      title: code,
-      status,
-      code,
-      detail,
-      request_id: "req_fault",
-    }),
-  };
-}
-
-function codeOf(response: PlainResponse): string | undefined {
-  try {
-    const body = json(response) as { code?: unknown } | undefined;
-    return typeof body?.code === "string" ? body.code : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function dropHeaders(response: PlainResponse, ...names: string[]): PlainResponse {
-  const headers = { ...response.headers };
-  for (const name of names) delete headers[name];
-  return { ...response, headers };
-}
-
-/** Yield-calc data with `edit(data, product)` applied. */
-function rewriteQuote(
-  context: FaultContext,
-  request: PlainRequest,
-  response: PlainResponse,
-  edit: (data: Record<string, string>, product: ProductRecord) => void,
-): PlainResponse {
-  const { slug, leaf } = route(request);
-  const product = slug === undefined ? undefined : context.products.get(slug);
-  if (leaf !== "yield-calc" || response.status !== 200 || product === undefined) return response;
-  return rewriteJson(response, (body) => {
-    edit(body.data, product);
-    return body;
-  });
 }
 
 let counter = 0;
@@ -207,28 +102,14 @@ export const FAULTS: readonly Fault[] = [
       }),
   },
   {
-    id: "monthly-is-annual-over-12",
-    description: "monthly_yield = annual_yield / 12 instead of the compound monthly rate",
-    caughtBy: ["YLD-03"],
-    wrap: (api, c) =>
-      intercept(api, async (req, next) =>
-        rewriteQuote(c, req, await next(req), (data, p) => {
-          data["monthly_yield"] = formatUnits(
-            parseDecimal(data["annual_yield"]!, p.assetDecimals) / 12n,
-            p.assetDecimals,
-          );
-        }),
-      ),
-  },
-  {
     id: "yield-rounded-up",
     description: "annual_yield is P × n rounded up instead of down",
     caughtBy: ["YLD-03"],
     wrap: (api, c) =>
       intercept(api, async (req, next) =>
         rewriteQuote(c, req, await next(req), (data, p) => {
-          const units = parseDecimal(data["principal"]!, p.assetDecimals);
-          const exact = units * parseDecimal(data["net_apy_for_user"]!, RATE_DECIMALS);
+          const units = unwrap(parseDecimal(data["principal"]!, p.assetDecimals));
+          const exact = units * unwrap(parseDecimal(data["net_apy_for_user"]!, RATE_DECIMALS));
           const ceil = exact % WAD === 0n ? exact / WAD : exact / WAD + 1n;
           data["annual_yield"] = formatUnits(ceil, p.assetDecimals);
         }),
@@ -269,32 +150,6 @@ export const FAULTS: readonly Fault[] = [
           return next(req);
         params.set("address", address.toLowerCase());
         return next(withQuery(req, params));
-      }),
-  },
-  {
-    id: "address-echoed-lowercase",
-    description: "the position echoes the address in lower case, not EIP-55",
-    caughtBy: ["POS-02", "POS-05"],
-    wrap: (api) =>
-      intercept(api, async (req, next) => {
-        const res = await next(req);
-        if (route(req).leaf !== "position" || res.status !== 200) return res;
-        return rewriteJson(res, (body) => ({
-          ...body,
-          data: { ...body.data, wallet_address: body.data.wallet_address.toLowerCase() },
-        }));
-      }),
-  },
-  {
-    id: "empty-wallet-404",
-    description: "a wallet that holds nothing gets 404 instead of zeros",
-    caughtBy: ["POS-01"],
-    wrap: (api) =>
-      intercept(api, async (req, next) => {
-        const res = await next(req);
-        if (route(req).leaf !== "position" || res.status !== 200) return res;
-        const body = json(res) as { data: { shares: string } };
-        return body.data.shares === "0" ? problem(404, "not_found", "no position") : res;
       }),
   },
   {
@@ -499,7 +354,7 @@ export const FAULTS: readonly Fault[] = [
         )
           return res;
         const data = quoteYield({
-          amountUnits: parseDecimal(amount, product.assetDecimals),
+          amountUnits: unwrap(parseDecimal(amount, product.assetDecimals)),
           assetDecimals: product.assetDecimals,
           underlyingApyWad: product.metrics.underlyingApyWad,
           serviceFeeBps: product.serviceFeeBps,
@@ -523,36 +378,6 @@ export const FAULTS: readonly Fault[] = [
         if (product === undefined || product.status === "active" || codeOf(res) !== "invalid_amount")
           return res;
         return problem(409, "product_not_active", `product is ${product.status}`);
-      }),
-  },
-  {
-    id: "non-canonical-decimals",
-    description: 'rates are written with a trailing zero ("0.05230")',
-    caughtBy: ["PRD-04", "SCH-01"],
-    wrap: (api) =>
-      intercept(api, async (req, next) => {
-        const res = await next(req);
-        if (res.status !== 200 || req.path !== PRODUCTS) return res;
-        return rewriteJson(res, (body) => {
-          for (const p of body.data)
-            if (p.latest_metrics?.underlying_apy.includes(".")) p.latest_metrics.underlying_apy += "0";
-          return body;
-        });
-      }),
-  },
-  {
-    id: "error-not-problem-json",
-    description: 'errors are plain application/json {"error": …}, not problem+json',
-    caughtBy: ["ERR-01", "SCH-06"],
-    wrap: (api) =>
-      intercept(api, async (req, next) => {
-        const res = await next(req);
-        if (res.status < 400 || res.body === null) return res;
-        return {
-          status: res.status,
-          headers: { ...res.headers, "content-type": "application/json; charset=utf-8" },
-          body: JSON.stringify({ error: codeOf(res) ?? "error" }),
-        };
       }),
   },
   {
@@ -594,13 +419,6 @@ export const FAULTS: readonly Fault[] = [
         const res = await next(req);
         return { ...res, headers: { ...res.headers, "access-control-allow-origin": "*" } };
       }),
-  },
-  {
-    id: "rate-limit-headers-missing",
-    description: "authenticated responses carry no RateLimit headers",
-    caughtBy: ["RL-01"],
-    wrap: (api) =>
-      intercept(api, async (req, next) => dropHeaders(await next(req), "ratelimit", "ratelimit-policy")),
   },
   {
     id: "rate-limit-remaining-frozen",
@@ -664,8 +482,10 @@ export const FAULTS: readonly Fault[] = [
   },
   {
     id: "chunked-body-read-whole",
-    description: "an event body without Content-Length is read to its end before the size is checked",
-    caughtBy: ["EVT-22"],
+    description:
+      "an event body without Content-Length is read to its end before the size is checked (as behind a buffering proxy)",
+    caughtBy: [],
+    warnedBy: ["EVT-22"],
     wrap: (api) =>
       intercept(api, async (req, next) => {
         if (req.path !== EVENTS || typeof req.body !== "function") return next(req);
@@ -696,4 +516,33 @@ export const FAULTS: readonly Fault[] = [
         ),
       ),
   },
+  {
+    id: "chunked-body-unlimited",
+    description: "an event body without Content-Length is read to its end and never refused for its size",
+    caughtBy: ["EVT-22"],
+    wrap: (api) =>
+      intercept(api, async (req, next) => {
+        if (req.path !== EVENTS || typeof req.body !== "function") return next(req);
+        const bytes = await req.body(Number.MAX_SAFE_INTEGER);
+        // Only the first KiB is ever looked at: whatever the size, no 413.
+        return next({ ...req, body: bytes.subarray(0, 1024) });
+      }),
+  },
+  {
+    id: "monthly-rounded-up",
+    description: "monthly_yield is P × (R − S) / S rounded up instead of down (the core's rounding bug)",
+    caughtBy: ["YLD-03"],
+    wrap: (api, c) =>
+      intercept(api, async (req, next) =>
+        rewriteQuote(c, req, await next(req), (data, p) => {
+          const units = unwrap(parseDecimal(data["principal"]!, p.assetDecimals));
+          const n = unwrap(parseDecimal(data["net_apy_for_user"]!, RATE_DECIMALS));
+          const exact = units * (monthlyGrowthFactor(n) - ROOT_SCALE);
+          const ceil = exact >= 0n ? (exact + ROOT_SCALE - 1n) / ROOT_SCALE : exact / ROOT_SCALE;
+          data["monthly_yield"] = formatUnits(ceil, p.assetDecimals);
+        }),
+      ),
+  },
 ];
+
+export type { FaultContext } from "./interceptors.js";

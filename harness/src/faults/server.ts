@@ -1,13 +1,22 @@
 /**
- * A fault-injecting target: the embedded server with one fault wrapped around its handler.
+ * A fault-injecting target: the embedded server with one fault (or one alternative way of
+ * resolving interface.md's gaps) wrapped around its handler.
  * @module
  */
 import { type DemoCredentials, type EmbeddedTarget, startEmbeddedTarget } from "../embedded.js";
-import type { Fault, FaultContext } from "./faults.js";
+import type { Fault } from "./faults.js";
+import type { FaultContext } from "./interceptors.js";
+
+/** Anything that wraps the API's handler: a fault, an alternative, several composed. */
+export interface HandlerWrapper {
+  readonly wrap: Fault["wrap"];
+  /** Per-minute quota of the server (the probe fault wants a small one). */
+  readonly quota?: number;
+}
 
 /** Starts the embedded server with `fault` (or clean, without one). */
 export function startFaultyTarget(
-  fault: Fault | undefined,
+  fault: HandlerWrapper | undefined,
   options: { credentials?: DemoCredentials; quota?: number } = {},
 ): Promise<EmbeddedTarget> {
   const quota = options.quota ?? fault?.quota;

@@ -70,6 +70,8 @@ export interface HttpClientOptions {
   readonly onSend?: (spent: number) => void;
   /** Told when the client waits on a 429's Retry-After. */
   readonly onBackoff?: (ms: number) => void;
+  /** Told about every exchange as it is recorded (the response checks judge it there). */
+  readonly onRecord?: (exchange: Exchange) => void;
 }
 
 export class HttpClient {
@@ -83,6 +85,7 @@ export class HttpClient {
   readonly #maxRetries: number;
   readonly #onSend: ((spent: number) => void) | undefined;
   readonly #onBackoff: ((ms: number) => void) | undefined;
+  readonly #onRecord: ((exchange: Exchange) => void) | undefined;
   readonly #exchanges: Exchange[] = [];
   #spent = 0;
 
@@ -97,6 +100,7 @@ export class HttpClient {
     this.#maxRetries = options.maxRetries ?? 2;
     this.#onSend = options.onSend;
     this.#onBackoff = options.onBackoff;
+    this.#onRecord = options.onRecord;
     this.#agent = new Agent({
       connections: 16,
       headersTimeout: this.#timeoutMs,
@@ -156,7 +160,10 @@ export class HttpClient {
         break;
       }
       if (response.status !== 429) break;
-      const retryAfterMs = parseRetryAfter(response.headers["retry-after"]);
+      // Without Retry-After (interface.md §8 does not show the answer to a limit), wait out the
+      // window of a per-minute limit; the rate-limit probe, unthrottled, never waits.
+      const retryAfterMs =
+        parseRetryAfter(response.headers["retry-after"]) ?? (spec.unthrottled ? undefined : WINDOW_MS);
       if (retryAfterMs === undefined) break;
       // Whatever the method, no new request goes out before the server said it may.
       if (!spec.unthrottled) this.#bucket.pauseFor(retryAfterMs);
@@ -176,6 +183,7 @@ export class HttpClient {
         : { stream: { bytes: streamState.bytes, finishedBeforeAnswer: streamState.finishedBeforeAnswer } }),
     };
     this.#exchanges.push(exchange);
+    this.#onRecord?.(exchange);
     return exchange;
   }
 
@@ -223,6 +231,9 @@ function streamed(
     },
   };
 }
+
+/** interface.md §8: limits are per minute. */
+const WINDOW_MS = 60_000;
 
 const encoder = new TextEncoder();
 function encode(text: string): Uint8Array {

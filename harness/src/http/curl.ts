@@ -4,9 +4,10 @@
  * `$PARTNER_SIGNING_SECRET` with openssl, over the exact body bytes.
  * @module
  */
-import { signBody } from "@partner-yield/core";
+
 import type { Redactor } from "../redact.js";
 import type { RecordedRequest } from "./client.js";
+import { hmacHex } from "./signature.js";
 
 export interface CurlOptions {
   readonly redactor: Redactor;
@@ -40,7 +41,7 @@ export function toCurl(request: RecordedRequest, options: CurlOptions): string {
 
   const validSignature =
     options.signingSecret !== undefined && request.body !== undefined
-      ? signBody(options.signingSecret, request.body)
+      ? hmacHex(options.signingSecret, request.body)
       : undefined;
   for (const [name, value] of Object.entries(request.headers)) {
     args.push(

@@ -3,7 +3,7 @@
  * invariant that holds for 2^256 − 1 base units and a 2000 % APY holds for USDC at 5 %.
  * @module
  */
-import { MAX_UINT256, WAD } from "@partner-yield/core";
+import { MAX_UINT256, WAD } from "@partner-yield/core/math";
 import fc from "fast-check";
 
 /** A principal in base units: mostly up to 10^30, sometimes anywhere up to 2^256 − 1. */

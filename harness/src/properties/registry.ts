@@ -17,7 +17,7 @@ import {
   ROOT_SCALE,
   usdValueCents,
   WAD,
-} from "@partner-yield/core";
+} from "@partner-yield/core/math";
 import fc from "fast-check";
 import {
   ascendingPair,
@@ -261,7 +261,7 @@ export const PROPERTIES: readonly PropertyDefinition[] = [
           const text = formatUnits(u, d);
           const parsed = parseAmount(text, d);
           holds(
-            parsed.ok && parsed.units === u,
+            parsed.ok && parsed.value === u,
             `${u} at ${d} decimals → ${text} → ${JSON.stringify(parsed, (_, v) => (typeof v === "bigint" ? String(v) : v))}`,
           );
         }),
@@ -286,7 +286,7 @@ export const PROPERTIES: readonly PropertyDefinition[] = [
             if (!parsed.ok) throw new Error(`${text} refused: ${parsed.reason}`);
             return JSON.stringify(
               quoteYield({
-                amountUnits: parsed.units,
+                amountUnits: parsed.value,
                 assetDecimals: d,
                 underlyingApyWad: a,
                 serviceFeeBps: s,

@@ -12,6 +12,10 @@ export interface PropertyOptions {
   readonly seed: number;
   /** Replays one counterexample (with its seed). */
   readonly path?: string | undefined;
+  /** The command that starts `properties` as the user started it (for the replay line). */
+  readonly command?: string;
+  /** Milliseconds since some origin; `performance.now` by default (fixed for the docs). */
+  readonly now?: () => number;
 }
 
 export interface PropertyResult {
@@ -52,14 +56,16 @@ export function runProperties(
   );
   print("");
   const results: PropertyResult[] = [];
+  const now = options.now ?? (() => performance.now());
+  const command = options.command ?? "partner-yield-conformance properties";
   for (const definition of properties) {
-    const started = performance.now();
+    const started = now();
     const details = fc.check(definition.property(), {
       numRuns: options.runs,
       seed: options.seed,
       ...(options.path === undefined ? {} : { path: options.path }),
     });
-    const durationMs = Math.round(performance.now() - started);
+    const durationMs = Math.round(now() - started);
     const base = {
       id: definition.id,
       title: definition.title,
@@ -68,6 +74,17 @@ export function runProperties(
       skipped: details.numSkips,
       durationMs,
     };
+    if ((!details.failed && details.numRuns === 0) || (details.failed && details.counterexample === null)) {
+      // Nothing was tested: never a pass (a --path that leads nowhere, or every input discarded).
+      const error =
+        options.path === undefined
+          ? `ran ${details.numRuns} inputs (${details.numSkips} generated inputs discarded): ${details.numRuns === 0 ? "nothing was tested" : "too many discarded to judge"}`
+          : `ran 0 inputs: the path "${options.path}" leads to no input of ${definition.id} with seed ${options.seed}`;
+      results.push({ ...base, status: "failed", error });
+      print(`✖ ${definition.id}  ${definition.title}  (${details.numRuns} runs)`);
+      print(`    error: ${error}`);
+      continue;
+    }
     if (!details.failed) {
       results.push({ ...base, status: "passed" });
       const discarded = details.numSkips > 0 ? `, ${details.numSkips} generated inputs discarded` : "";
@@ -83,7 +100,7 @@ export function runProperties(
     const replay =
       path === undefined
         ? undefined
-        : `partner-yield-conformance properties --only ${definition.id} --seed ${details.seed} --path "${path}"`;
+        : `${command} --only ${definition.id} --seed ${details.seed} --path "${path}"`;
     results.push({
       ...base,
       status: "failed",
@@ -94,7 +111,7 @@ export function runProperties(
       ...(replay === undefined ? {} : { replay }),
     });
     print(
-      `✖ ${definition.id}  ${definition.title}  (failed after ${details.numRuns} runs, ${durationMs} ms)`,
+      `✖ ${definition.id}  ${definition.title}  (failed after ${details.numRuns} run${details.numRuns === 1 ? "" : "s"}, ${durationMs} ms)`,
     );
     print(`         ${definition.statement}`);
     print(

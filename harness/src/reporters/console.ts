@@ -1,10 +1,12 @@
 /**
- * The console report: one line per check as it finishes (✔ passed, ✖ failed, ⚠ skipped), the
- * evidence and a redacted curl command under each failure, and a summary with the seed and the
- * requests spent. A progress line on stderr while a check runs, only when stderr is a terminal.
+ * The console report: one line per check as it finishes (✔ passed, ✖ failed, ⚠ warning, ○
+ * skipped), the evidence and a redacted curl command under each failure or warning, and a summary
+ * with the seed and the requests spent. A progress line on stderr while a check runs, only when
+ * stderr is a terminal.
  * @module
  */
-import type { CheckDefinition, CheckResult } from "../checks/types.js";
+import type { CheckDefinition } from "../checks/definition.js";
+import type { CheckResult } from "../checks/types.js";
 import type { Redactor } from "../redact.js";
 import type { Plan, RunReport, RunSettings } from "../runner.js";
 
@@ -66,6 +68,10 @@ function indent(text: string, prefix: string): string {
     .join("\n");
 }
 
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
+}
+
 function duration(ms: number): string {
   if (ms < 1000) return `${ms} ms`;
   const s = Math.round(ms / 100) / 10;
@@ -106,6 +112,11 @@ export class ConsoleReporter {
     if (plan.excludedByLevel > 0) {
       this.#print(s.dim(`${plan.excludedByLevel} reference-level checks are not run at level spec`));
     }
+    if (plan.preflight > 0) {
+      this.#print(
+        s.dim("the signing secret is checked first: one signed event, and one signed with a wrong secret"),
+      );
+    }
     this.#print("");
   }
 
@@ -129,9 +140,11 @@ export class ConsoleReporter {
     if (result.status === "passed") {
       this.#print(`${s.green("✔")} ${head}`);
     } else if (result.status === "skipped") {
-      this.#print(`${s.yellow("⚠")} ${head} ${s.dim(`— skipped: ${result.message ?? ""}`)}`);
+      this.#print(`${s.dim("○")} ${head} ${s.dim(`— skipped: ${result.message ?? ""}`)}`);
     } else {
-      this.#print(`${s.red("✖")} ${head}`);
+      const failed = result.status === "failed";
+      const mark = failed ? s.red("✖") : s.yellow("⚠");
+      this.#print(`${mark} ${head}${failed ? s.dim(` [${result.failureKind}]`) : s.dim(" [warning]")}`);
       this.#print(indent(result.message ?? "", "    "));
       for (const evidence of result.evidence) {
         this.#print(s.dim(indent(`→ ${evidence.request}`, "    ")));
@@ -139,24 +152,24 @@ export class ConsoleReporter {
         this.#print(`    reproduce:\n${indent(evidence.curl, "      ")}`);
       }
     }
-    for (const warning of result.warnings) this.#print(`    ${s.yellow("⚠")} ${s.dim(warning)}`);
+    for (const note of result.notes) this.#print(`    ${s.dim(`· ${note}`)}`);
   }
 
   summary(report: RunReport, rerun: string | undefined): void {
     const s = this.#style;
-    const { passed, failed, skipped, warnings } = report.summary;
+    const { passed, failed, warned, skipped, notes } = report.summary;
     this.#print("");
     const counts = [
       s.green(`${passed} passed`),
       failed > 0 ? s.red(`${failed} failed`) : `${failed} failed`,
-      skipped > 0 ? s.yellow(`${skipped} skipped`) : `${skipped} skipped`,
-      `${warnings} warnings`,
+      warned > 0 ? s.yellow(plural(warned, "warning")) : plural(warned, "warning"),
+      `${skipped} skipped`,
     ].join(", ");
-    this.#print(`${counts} · level ${report.level}`);
+    this.#print(`${counts} · ${plural(notes, "note")} · level ${report.level}`);
     this.#print(
       `${report.requests} requests spent (plan allowed ${report.plannedRequests}) · ${duration(report.durationMs)} · ` +
         `throttle waited ${duration(report.throttle.waitedMs)} · seed ${report.seed}`,
     );
-    if (rerun !== undefined) this.#print(s.dim(`rerun the failures: ${rerun}`));
+    if (rerun !== undefined) this.#print(s.dim(`rerun the checks that failed or warned: ${rerun}`));
   }
 }

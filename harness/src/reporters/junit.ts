@@ -4,7 +4,7 @@
  * the reason. The seed is a property of every suite.
  * @module
  */
-import type { CheckResult } from "../checks/types.js";
+import { type CheckResult, FAILURE_KINDS } from "../checks/types.js";
 import type { Redactor } from "../redact.js";
 import type { RunReport } from "../runner.js";
 
@@ -58,17 +58,25 @@ function testcase(result: CheckResult, indent: string): string {
   const open = `${indent}<testcase classname="${classname}" name="${name}" time="${seconds(result.durationMs)}"`;
   const children: string[] = [];
   if (result.status === "failed") {
+    // `type` is the failure kind (FAILURE_KINDS), so CI dashboards can group failures by it.
+    const kind = result.failureKind ?? "check_error";
     children.push(
-      `${indent}  <failure message="${xmlEscape(result.message ?? "failed")}" type="CheckFailed">${xmlEscape(failureText(result))}</failure>`,
+      `${indent}  <failure message="${xmlEscape(result.message ?? "failed")}" type="${xmlEscape(kind)}">${xmlEscape(`${kind}: ${FAILURE_KINDS[kind]}\n\n${failureText(result)}`)}</failure>`,
+    );
+  } else if (result.status === "warning") {
+    // JUnit has no "warning": a skipped case with type="warning" is never counted as a pass.
+    children.push(
+      `${indent}  <skipped type="warning" message="${xmlEscape(`warning: ${result.message ?? ""}`)}">${xmlEscape(failureText(result))}</skipped>`,
     );
   } else if (result.status === "skipped") {
     children.push(`${indent}  <skipped message="${xmlEscape(result.message ?? "skipped")}"/>`);
   }
   const out = [
+    `kind: ${result.kind}`,
     `level: ${result.level}`,
     `source: ${result.source}`,
     `requests: ${result.requests}`,
-    ...result.warnings.map((w) => `warning: ${w}`),
+    ...result.notes.map((w) => `note: ${w}`),
   ];
   children.push(`${indent}  <system-out>${xmlEscape(out.join("\n"))}</system-out>`);
   return `${open}>\n${children.join("\n")}\n${indent}</testcase>`;
@@ -92,7 +100,7 @@ export function toJUnit(report: RunReport, redactor: Redactor): string {
     .join("\n");
   const suites = [...byCategory.entries()].map(([category, results]) => {
     const failures = results.filter((r) => r.status === "failed").length;
-    const skipped = results.filter((r) => r.status === "skipped").length;
+    const skipped = results.filter((r) => r.status === "skipped" || r.status === "warning").length;
     const time = results.reduce((n, r) => n + r.durationMs, 0);
     return [
       `  <testsuite name="conformance.${xmlEscape(category)}" tests="${results.length}" failures="${failures}" errors="0" skipped="${skipped}" time="${seconds(time)}" timestamp="${xmlEscape(report.startedAt.replace(/\.\d+Z$/, ""))}" hostname="${xmlEscape(hostOf(report.baseUrl))}">`,
@@ -103,10 +111,10 @@ export function toJUnit(report: RunReport, redactor: Redactor): string {
       "  </testsuite>",
     ].join("\n");
   });
-  const { passed, failed, skipped } = report.summary;
+  const { passed, failed, warned, skipped } = report.summary;
   const xml = [
     '<?xml version="1.0" encoding="UTF-8"?>',
-    `<testsuites name="partner-yield-conformance (${report.level}, seed ${report.seed})" tests="${passed + failed + skipped}" failures="${failed}" errors="0" skipped="${skipped}" time="${seconds(report.durationMs)}">`,
+    `<testsuites name="partner-yield-conformance (${report.level}, seed ${report.seed})" tests="${passed + failed + warned + skipped}" failures="${failed}" errors="0" skipped="${skipped + warned}" time="${seconds(report.durationMs)}">`,
     ...suites,
     "</testsuites>",
     "",

@@ -1,6 +1,7 @@
 /**
  * An `Io` for `main()` that records what the CLI writes, with the environment it should see.
  */
+import type { Invocation } from "../../src/invocation.js";
 import type { Io } from "../../src/main.js";
 
 export interface Captured {
@@ -8,7 +9,10 @@ export interface Captured {
   readonly io: Io;
 }
 
-export function captureIo(env: Record<string, string> = {}): Captured {
+/** How the tests pretend the CLI was started: from a checkout, with pnpm. */
+export const CHECKOUT: Invocation = { conformance: "pnpm conformance", properties: "pnpm properties" };
+
+export function captureIo(env: Record<string, string> = {}, invocation: Invocation = CHECKOUT): Captured {
   const out = { stdout: "", stderr: "" };
   return {
     out,
@@ -26,6 +30,7 @@ export function captureIo(env: Record<string, string> = {}): Captured {
         isTTY: false,
       },
       env,
+      invocation,
     },
   };
 }

@@ -1,29 +1,109 @@
 /**
  * @partner-yield/core — the partner yield-products API, framework-agnostic (no `node:*` import).
+ * Every public name is listed here on purpose (test/public-exports.json snapshots the list); the
+ * yield math for auditors is its own entry point, `@partner-yield/core/math`.
  * @module
  */
-export * from "./address.js";
-export * from "./api.js";
-export * from "./api-key.js";
-export type * from "./api-options.js";
-export * from "./body.js";
-export * from "./canonical-json.js";
-export * from "./chains.js";
-export * from "./date-time.js";
-export * from "./decimal.js";
-export * from "./errors.js";
-export * from "./event-store.js";
-export * from "./exact-numbers.js";
-export * from "./fetch.js";
-export * from "./fixtures.js";
-export type * from "./http-types.js";
-export * from "./integer-root.js";
-export * from "./key-store.js";
-export * from "./openapi.js";
-export * from "./partner-store.js";
-export * from "./rate-limiter.js";
-export * from "./schemas.js";
-export * from "./signature.js";
-export * from "./sources.js";
-export * from "./store-errors.js";
-export * from "./yield-math.js";
+
+export {
+  API_KEY_PREFIXES,
+  type ApiKeyRefusal,
+  generateApiKey,
+  hashApiKey,
+  parseApiKey,
+} from "./auth/api-key.js";
+// Keys, secrets and signatures (CONTRACT §4)
+export type { Environment } from "./auth/environment.js";
+export {
+  type HmacPort,
+  nobleHmacSha256,
+  type PreparedHmac,
+  parseSignatureHeader,
+  type SignatureHeaderRefusal,
+  SignatureVerifier,
+  signBody,
+} from "./auth/signature.js";
+export { generateSigningSecret, isSigningSecret } from "./auth/signing-secret.js";
+export { type CanonicalJsonRefusal, canonicalJson } from "./encoding/canonical-json.js";
+// EVM addresses and chains
+export { type AddressRefusal, parseAddress, toChecksumAddress } from "./evm/address.js";
+export { EVM_CHAINS } from "./evm/chains.js";
+export { FixtureError } from "./fixtures/fixture-error.js";
+// Fixture files → in-memory stores
+export {
+  FIXTURE_FILES,
+  type FixtureFileName,
+  type LoadFixturesOptions,
+  loadFixtures,
+  type SandboxData,
+} from "./fixtures/load-fixtures.js";
+export { DEFAULT_BASE_PATH } from "./http/base-path.js";
+export { BodyTooLargeError, InvalidBodyError } from "./http/body.js";
+// Errors: the one table of codes → statuses (CONTRACT §6)
+export {
+  ApiError,
+  ERROR_CODES,
+  ERRORS,
+  type ErrorCode,
+  type FieldError,
+  PROBLEM_TYPE_BASE,
+  type ProblemBody,
+  problemBody,
+} from "./http/errors.js";
+export { type FetchHandlerOptions, toFetchHandler } from "./http/fetch.js";
+export { buildOpenApiDocument, OPENAPI_DOCUMENT_VERSION, type OpenApiOptions } from "./http/openapi.js";
+// The API: one entry point, request in, response out
+export { createPartnerApi, type PartnerApi } from "./http/partner-api.js";
+export type { ErrorAnswer, ErrorHook, PartnerApiOptions } from "./http/partner-api-options.js";
+export type { BodyReader, PartnerApiHandler, PlainRequest, PlainResponse } from "./http/plain-request.js";
+// The wire format as zod schemas (responses, the event, the problem)
+export {
+  EVENT_TYPES,
+  EventAck,
+  EventType,
+  LatestMetrics,
+  PartnerEvent,
+  Position,
+  PositionResponse,
+  Problem,
+  Product,
+  ProductListResponse,
+  ProductResponse,
+  ProductStatus,
+  YieldCalculation,
+  YieldCalculationResponse,
+} from "./http/schemas.js";
+// How core reports an invalid input
+export type { Accepted, Refused, Result } from "./result.js";
+export { unwrap } from "./result.js";
+export {
+  type AppendResult,
+  type EventStore,
+  MemoryEventStore,
+  type NewEvent,
+  type StoredEvent,
+} from "./stores/event-store.js";
+export { type ApiKeyRecord, type ApiKeyStatus, type KeyStore, MemoryKeyStore } from "./stores/key-store.js";
+export { MemoryPartnerStore, type Partner, type PartnerStore } from "./stores/partner-store.js";
+export {
+  type Holding,
+  MemoryPositionSource,
+  type PositionSource,
+  type VaultState,
+} from "./stores/position-source.js";
+export { type AssetPrice, MemoryPriceSource, type PriceSource } from "./stores/price-source.js";
+export {
+  MemoryProductSource,
+  PRODUCT_STATUSES,
+  type ProductMetrics,
+  type ProductRecord,
+  type ProductSource,
+} from "./stores/product-source.js";
+export {
+  MemoryRateLimiter,
+  type MemoryRateLimiterOptions,
+  type RateDecision,
+  type RateLimiter,
+} from "./stores/rate-limiter.js";
+// Store ports and their in-memory versions
+export { StoreUnavailableError } from "./stores/store-unavailable-error.js";

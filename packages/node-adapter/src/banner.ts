@@ -4,7 +4,7 @@
  * signed in the shell with openssl over the exact body bytes).
  * @module
  */
-import type { Environment, SandboxData } from "@partner-yield/core";
+import type { Environment, KeyStore, PartnerStore, ProductRecord } from "@partner-yield/core";
 import { hashApiKey } from "@partner-yield/core";
 import { DEMO_CREDENTIALS } from "./demo.js";
 import { nodeSha256 } from "./hmac.js";
@@ -13,18 +13,30 @@ import { nodeSha256 } from "./hmac.js";
 export const SCRIPT_START = "# ---- copy from here ----";
 export const SCRIPT_END = "# ---- to here ----";
 
+/** What the banner reads from the data (the fixtures' `SandboxData` is one). */
+export interface BannerData {
+  readonly keys: KeyStore;
+  readonly partners: PartnerStore;
+  readonly partnerList: readonly unknown[];
+  readonly productRecords: readonly ProductRecord[];
+}
+
 export interface BannerInput {
   readonly url: string;
   readonly environment: Environment;
   readonly fixturesDir: string;
-  readonly data: SandboxData;
+  readonly data: BannerData;
   readonly bodyLimitBytes: number;
   readonly rateLimitQuota: number | undefined;
+  /** One line per store saying what holds it; default: the fixtures and in-memory stores. */
+  readonly stores?: readonly string[] | undefined;
+  /** Where positions, metrics and prices come from when not (only) the fixtures. */
+  readonly sources?: readonly string[] | undefined;
 }
 
 /** The demo credentials, when the loaded fixtures hold the demo key of this environment (active). */
 export async function demoCredentialsIn(
-  data: SandboxData,
+  data: BannerData,
   environment: Environment,
 ): Promise<{ apiKey: string; signingSecret: string | undefined } | undefined> {
   const apiKey =
@@ -46,13 +58,18 @@ export async function formatBanner(input: BannerInput): Promise<string> {
   const demo = await demoCredentialsIn(data, environment);
   const lines = [
     `partner-yield: serving ${environment} at ${url}`,
-    `  fixtures ${input.fixturesDir} (${data.partnerList.length} partners, ${data.productRecords.length} products), in-memory stores`,
+    ...(input.stores === undefined
+      ? [
+          `  fixtures ${input.fixturesDir} (${data.partnerList.length} partners, ${data.productRecords.length} products), in-memory stores`,
+        ]
+      : input.stores.map((line) => `  ${line}`)),
     `  body limit ${input.bodyLimitBytes} bytes; rate limit ${
       input.rateLimitQuota === undefined
         ? "per partner"
         : `${input.rateLimitQuota}/min for every partner (override)`
     }`,
     `  OpenAPI ${url}/api/partner/openapi.json · health ${url}/healthz · readiness ${url}/readyz`,
+    ...(input.sources ?? []),
     "",
   ];
   if (demo === undefined) {
@@ -94,8 +111,12 @@ export async function formatBanner(input: BannerInput): Promise<string> {
 }
 
 /** An active product with metrics (so yield-calc answers 200), the demo partner's when known. */
-function exampleSlug(data: SandboxData, partnerId: string | undefined): string {
+function exampleSlug(data: BannerData, partnerId: string | undefined): string {
   const products = data.productRecords.filter((p) => partnerId === undefined || p.partnerId === partnerId);
-  const quotable = products.find((p) => p.status === "active" && p.metrics !== null) ?? products[0];
+  // A positive yield makes the better first example (a database lists products by slug).
+  const quotable =
+    products.find((p) => p.status === "active" && (p.metrics?.underlyingApyWad ?? 0n) > 0n) ??
+    products.find((p) => p.status === "active" && p.metrics !== null) ??
+    products[0];
   return quotable?.slug ?? "<slug>";
 }

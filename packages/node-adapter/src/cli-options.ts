@@ -4,7 +4,7 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import type { Environment } from "@partner-yield/core";
+import { type Environment, EVM_CHAINS } from "@partner-yield/core";
 import { DEFAULT_FIXTURES_DIR } from "./fixture-dir.js";
 import { DEFAULT_TIMEOUTS, type ServerTimeouts } from "./server.js";
 
@@ -23,6 +23,24 @@ export interface ServeConfig {
   readonly rateLimitQuota: number | undefined;
   readonly timeouts: ServerTimeouts;
   readonly log: "json" | "none";
+  /** PostgreSQL for events, keys, partners, products…; undefined: fixtures and in-memory stores. */
+  readonly databaseUrl: string | undefined;
+  /** Redis for the rate limits; undefined: the in-memory limiter of this process. */
+  readonly redisUrl: string | undefined;
+  /** Prefix of the rate-limit keys in Redis. */
+  readonly redisKeyPrefix: string;
+  /** Positions and metrics from chain (`--rpc-url`) and aged prices (`--price-table`); undefined: fixtures only. */
+  readonly chain: ChainServeConfig | undefined;
+}
+
+/** What `--rpc-url`, `--price-table`, `--price-max-age` and `--apy-window-blocks` ask for. */
+export interface ChainServeConfig {
+  readonly rpcUrls: readonly { readonly chain: string; readonly chainId: number; readonly url: string }[];
+  /** JSON file of prices with their update times; undefined: the fixtures' prices.json. */
+  readonly priceTable: string | undefined;
+  readonly priceMaxAgeSeconds: number;
+  /** Undefined: about a day of blocks on each chain. */
+  readonly apyWindowBlocks: number | undefined;
 }
 
 export type Command =
@@ -31,6 +49,8 @@ export type Command =
 
 interface Flag {
   readonly flag: string;
+  /** May be given several times; its variable then holds a comma-separated list. */
+  readonly multiple?: boolean;
   readonly env: string;
   readonly value: string;
   readonly help: string;
@@ -118,12 +138,67 @@ export const SERVE_FLAGS: readonly Flag[] = [
     default: "json",
     help: "request log on stdout, unexpected errors on stderr: json | none",
   },
+  {
+    flag: "database-url",
+    env: "DATABASE_URL",
+    value: "URL",
+    default: "none: the fixtures and in-memory stores",
+    help: "PostgreSQL (postgres://…) for events, keys, partners, secrets, products, metrics, vaults and prices, instead of the fixtures; run `partner-yield db migrate` and `db import-fixtures DIR` first",
+  },
+  {
+    flag: "redis-url",
+    env: "REDIS_URL",
+    value: "URL",
+    default: "none: an in-memory limiter per process",
+    help: "Redis (redis://…) for the rate limits, shared by every instance",
+  },
+  {
+    flag: "redis-key-prefix",
+    env: "PARTNER_YIELD_REDIS_KEY_PREFIX",
+    value: "TEXT",
+    default: "partner-yield:rate:",
+    help: "prefix of the rate-limit keys, so several deployments can share one Redis",
+  },
+  {
+    flag: "rpc-url",
+    env: "PARTNER_YIELD_RPC_URLS",
+    value: "CHAIN=URL",
+    multiple: true,
+    default: "none: positions and metrics from the fixtures",
+    help: "read positions and metrics of the products on CHAIN (name or id, e.g. base=http://127.0.0.1:8545) from its JSON-RPC node; repeatable",
+  },
+  {
+    flag: "price-table",
+    env: "PARTNER_YIELD_PRICE_TABLE",
+    value: "FILE",
+    default: "the fixtures' prices.json (no update times)",
+    help: 'JSON prices with update times, re-read when it changes: [{"chain_id","asset_address","usd_price","updated_at"}]',
+  },
+  {
+    flag: "price-max-age",
+    env: "PARTNER_YIELD_PRICE_MAX_AGE",
+    value: "SECONDS",
+    default: "3600",
+    help: "an older price from --price-table is 503 service_unavailable, never served as current",
+  },
+  {
+    flag: "apy-window-blocks",
+    env: "PARTNER_YIELD_APY_WINDOW_BLOCKS",
+    value: "N",
+    default: "about a day of blocks on each chain",
+    help: "blocks between the two share-price readings of the underlying APY (with --rpc-url)",
+  },
 ];
 
 /** The text of `partner-yield --help`. */
 export function helpText(): string {
   const rows = SERVE_FLAGS.map(
-    (f) => [`  --${f.flag} ${f.value}`, f.env, `${f.help} (default: ${f.default})`] as const,
+    (f) =>
+      [
+        `  --${f.flag} ${f.value}`,
+        f.env,
+        `${f.help} (default: ${f.default}${f.multiple === true ? "; the variable: comma-separated" : ""})`,
+      ] as const,
   );
   const w0 = Math.max(...rows.map((r) => r[0].length)) + 2;
   const w1 = Math.max(...rows.map((r) => r[1].length)) + 2;
@@ -132,6 +207,7 @@ export function helpText(): string {
     "",
     "Usage:",
     "  partner-yield serve [options]   start the server",
+    "  partner-yield db COMMAND        migrate | import-fixtures DIR | status (see `partner-yield db --help`)",
     "  partner-yield --help            this text",
     "",
     "With no options, `serve` serves the sandbox on 127.0.0.1:8787 from the embedded fixtures and",
@@ -167,7 +243,7 @@ export function parseCommandLine(
     throw new UsageError((error as Error).message);
   }
   const { positionals } = parsed;
-  const values = parsed.values as Record<string, string | boolean | undefined>;
+  const values = parsed.values as Record<string, string | string[] | boolean | undefined>;
   if (values["help"] === true) return { command: "help" };
   if (positionals.length === 0) throw new UsageError("missing command; did you mean `partner-yield serve`?");
   if (positionals[0] !== "serve")
@@ -176,6 +252,8 @@ export function parseCommandLine(
 
   const raw = (flag: string): { value: string; source: string } | undefined => {
     const fromFlag = values[flag];
+    if (Array.isArray(fromFlag))
+      return fromFlag.length === 0 ? undefined : { value: fromFlag.join(","), source: `--${flag}` };
     if (typeof fromFlag === "string") return { value: fromFlag, source: `--${flag}` };
     const spec = SERVE_FLAGS.find((f) => f.flag === flag)!;
     const fromEnv = env[spec.env];
@@ -213,6 +291,14 @@ export function parseCommandLine(
   const host = raw("host")?.value ?? "127.0.0.1";
   const quota =
     raw("rate-limit-quota") === undefined ? undefined : integer("rate-limit-quota", 1, 1_000_000_000, 1);
+  const url = (flag: string, schemes: readonly string[]): string | undefined => {
+    const given = raw(flag);
+    if (given === undefined) return undefined;
+    if (!schemes.some((scheme) => given.value.startsWith(`${scheme}://`)) || !URL.canParse(given.value)) {
+      throw new UsageError(`${given.source} must be a ${schemes.join(":// or ")}:// URL`);
+    }
+    return given.value;
+  };
   return {
     command: "serve",
     config: {
@@ -224,7 +310,63 @@ export function parseCommandLine(
       rateLimitQuota: quota,
       timeouts,
       log: choice("log", ["json", "none"], "json"),
+      databaseUrl: url("database-url", ["postgres", "postgresql"]),
+      redisUrl: url("redis-url", ["redis", "rediss"]),
+      redisKeyPrefix: raw("redis-key-prefix")?.value ?? "partner-yield:rate:",
+      chain: chainConfig(raw, integer),
     },
+  };
+}
+
+function chainConfig(
+  raw: (flag: string) => { value: string; source: string } | undefined,
+  integer: (flag: string, min: number, max: number, fallback: number) => number,
+): ChainServeConfig | undefined {
+  const given = raw("rpc-url");
+  const rpcUrls: { chain: string; chainId: number; url: string }[] = [];
+  for (const item of given === undefined ? [] : given.value.split(",")) {
+    const entry = item.trim();
+    const eq = entry.indexOf("=");
+    if (eq <= 0)
+      throw new UsageError(
+        `${given!.source} takes CHAIN=URL (e.g. base=http://127.0.0.1:8545), not "${entry}"`,
+      );
+    const name = entry.slice(0, eq);
+    const url = entry.slice(eq + 1);
+    const byName = EVM_CHAINS[name];
+    const byId = Object.entries(EVM_CHAINS).find(([, id]) => String(id) === name);
+    const chain = byName === undefined ? byId : ([name, byName] as const);
+    if (chain === undefined)
+      throw new UsageError(
+        `${given!.source}: unknown chain "${name}"; use one of ${Object.entries(EVM_CHAINS)
+          .map(([n, id]) => `${n} (${id})`)
+          .join(", ")}`,
+      );
+    let parsedUrl: URL | undefined;
+    try {
+      parsedUrl = new URL(url);
+    } catch {
+      parsedUrl = undefined;
+    }
+    if (parsedUrl === undefined || (parsedUrl.protocol !== "http:" && parsedUrl.protocol !== "https:"))
+      throw new UsageError(`${given!.source}: the RPC URL of ${chain[0]} must be an http(s) URL`);
+    if (rpcUrls.some((r) => r.chainId === chain[1]))
+      throw new UsageError(`${given!.source}: chain ${chain[0]} is given twice`);
+    rpcUrls.push({ chain: chain[0], chainId: chain[1], url });
+  }
+  const priceTable = raw("price-table")?.value;
+  if (rpcUrls.length === 0 && priceTable === undefined) {
+    for (const flag of ["price-max-age", "apy-window-blocks"])
+      if (raw(flag) !== undefined)
+        throw new UsageError(`${raw(flag)!.source} applies only with --rpc-url or --price-table`);
+    return undefined;
+  }
+  const windowGiven = raw("apy-window-blocks") !== undefined;
+  return {
+    rpcUrls,
+    priceTable,
+    priceMaxAgeSeconds: integer("price-max-age", 1, 31_536_000, 3600),
+    apyWindowBlocks: windowGiven ? integer("apy-window-blocks", 1, 10_000_000, 1) : undefined,
   };
 }
 
@@ -234,7 +376,9 @@ function parseFlags(argv: readonly string[]) {
     strict: true,
     allowPositionals: true,
     options: {
-      ...Object.fromEntries(SERVE_FLAGS.map((f) => [f.flag, { type: "string" as const }])),
+      ...Object.fromEntries(
+        SERVE_FLAGS.map((f) => [f.flag, { type: "string" as const, multiple: f.multiple === true }]),
+      ),
       help: { type: "boolean", short: "h" },
     },
   });

@@ -4,10 +4,11 @@
  * or fixture. Lifecycle messages go to stderr; stdout holds the banner and the request log.
  * @module
  */
-import { FixtureError } from "@partner-yield/core";
+import { FixtureError, StoreUnavailableError } from "@partner-yield/core";
+import { type Backends, openBackends } from "./backends.js";
 import { formatBanner } from "./banner.js";
 import { helpText, parseCommandLine, type ServeConfig, UsageError } from "./cli-options.js";
-import { loadFixtureDir } from "./fixture-dir.js";
+import { runDbCommand } from "./db-command.js";
 import { createNodePartnerApi, startServer } from "./server.js";
 
 // A reader that stops early (`partner-yield --help | head`, a log pipe that died) is not an
@@ -20,6 +21,10 @@ const EXIT_FAILURE = 1;
 const EXIT_USAGE = 2;
 
 async function main(argv: readonly string[]): Promise<void> {
+  if (argv[0] === "db") {
+    process.exitCode = await runDbCommand(argv.slice(1), process.env);
+    return;
+  }
   let command: ReturnType<typeof parseCommandLine>;
   try {
     command = parseCommandLine(argv, process.env);
@@ -36,17 +41,45 @@ async function main(argv: readonly string[]): Promise<void> {
 }
 
 async function serve(config: ServeConfig): Promise<void> {
-  let data: ReturnType<typeof loadFixtureDir>;
+  let backends: Backends;
   try {
-    data = loadFixtureDir(config.fixturesDir);
+    backends = await openBackends({
+      fixturesDir: config.fixturesDir,
+      fixturePricesServed: config.chain?.priceTable === undefined,
+      databaseUrl: config.databaseUrl,
+      redisUrl: config.redisUrl,
+      redisKeyPrefix: config.redisKeyPrefix,
+      onConnectionError: config.log === "none" ? undefined : logConnectionError,
+    });
   } catch (error) {
-    if (!(error instanceof FixtureError)) throw error;
-    fail(EXIT_USAGE, `invalid fixtures: ${error.message}`);
-    return;
+    if (error instanceof FixtureError) {
+      fail(EXIT_USAGE, `invalid fixtures: ${error.message}`);
+      return;
+    }
+    // The schema check (SchemaVersionError) and unreachable stores: the message says what to do.
+    if (error instanceof StoreUnavailableError || (error as Error).name === "SchemaVersionError") {
+      fail(EXIT_FAILURE, `cannot start: ${(error as Error).message}`);
+      return;
+    }
+    throw error;
   }
+  const { banner: data, description, readinessChecks, ...stores } = backends;
+  // Only with --rpc-url / --price-table: a server without them never loads viem. The chain
+  // sources wrap whatever holds the products, positions and prices (fixtures or PostgreSQL).
+  const chain =
+    config.chain === undefined
+      ? undefined
+      : await (await import("./chain-sources.js")).createChainSources(
+          config.chain,
+          { ...stores, productRecords: data.productRecords },
+          (line) => process.stderr.write(`partner-yield: ${line}\n`),
+        );
   const api = createNodePartnerApi({
     environment: config.environment,
-    data,
+    ...stores,
+    products: chain?.products ?? stores.products,
+    positions: chain?.positions ?? stores.positions,
+    prices: chain?.prices ?? stores.prices,
     bodyLimitBytes: config.bodyLimitBytes,
     rateLimitQuota: config.rateLimitQuota,
     log: config.log,
@@ -60,6 +93,7 @@ async function serve(config: ServeConfig): Promise<void> {
       bodyLimitBytes: config.bodyLimitBytes,
       timeouts: config.timeouts,
       log: config.log,
+      readinessChecks,
     });
   } catch (error) {
     const e = error as NodeJS.ErrnoException;
@@ -75,6 +109,8 @@ async function serve(config: ServeConfig): Promise<void> {
       data,
       bodyLimitBytes: config.bodyLimitBytes,
       rateLimitQuota: config.rateLimitQuota,
+      stores: description,
+      sources: chain?.summary,
     }),
   );
 
@@ -103,6 +139,13 @@ async function serve(config: ServeConfig): Promise<void> {
   };
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
+}
+
+/** A broken idle connection (the pools reconnect by themselves): one JSON line on stderr. */
+function logConnectionError(store: "postgres" | "redis", error: Error): void {
+  process.stderr.write(
+    `${JSON.stringify({ level: "warn", time: new Date().toISOString(), msg: `${store} connection error`, error: error.message })}\n`,
+  );
 }
 
 function fail(code: number, message: string): void {

@@ -2,7 +2,7 @@
  * @partner-yield/node-adapter: the partner API on plain node:http, and the `partner-yield` CLI.
  * @module
  */
-export { type BannerInput, formatBanner } from "./banner.js";
+export { type BannerData, type BannerInput, formatBanner } from "./banner.js";
 export { DEMO_CREDENTIALS } from "./demo.js";
 export { DEFAULT_FIXTURES_DIR, loadFixtureDir, readFixtureDir } from "./fixture-dir.js";
 export { nodeHmacSha256, nodeSha256 } from "./hmac.js";
@@ -19,6 +19,7 @@ export { type BodyState, createBodyReader, newBodyState } from "./request-body.j
 export {
   type ErrorLogEntry,
   type LogEntry,
+  type LoggedError,
   logPath,
   type RequestLogEntry,
   type RequestLogOption,

@@ -37,7 +37,7 @@ export function apiKeyRow(key: string, label?: string): ApiKeyRow {
   if (!parsed.ok) throw new ForeignApiKeyError(refusal(key));
   const row = {
     key_hash: hashApiKey(key, nodeSha256),
-    environment: parsed.environment,
+    environment: parsed.value,
     status: "active" as const,
   };
   return label === undefined ? row : { ...row, label };

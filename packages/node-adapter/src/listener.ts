@@ -84,7 +84,17 @@ export interface PartnerListener {
 }
 
 /** The API handler, plus readiness when it has one (a `PartnerApi` does). */
-export type ListenerTarget = PartnerApiHandler & { ready?: () => Promise<boolean> };
+export type ListenerTarget = PartnerApiHandler & {
+  ready?: () => Promise<boolean>;
+  /**
+   * Named checks of the stores (e.g. `events: () => pool ping`), each reported by `/readyz`; one
+   * that rejects (or takes over 2 s) makes it answer 503.
+   */
+  readinessChecks?: Readonly<Record<string, () => Promise<void>>> | undefined;
+};
+
+/** Longest a store may take to answer a `/readyz` check. */
+const READINESS_CHECK_MS = 2000;
 
 const OPS_HEADERS = {
   "content-type": "application/json; charset=utf-8",
@@ -213,8 +223,11 @@ export function createListener(api: ListenerTarget, options: ListenerOptions = {
     if (path === "/readyz") {
       let ready = !draining;
       if (ready && api.ready !== undefined) ready = await api.ready().catch(() => false);
+      const stores = ready ? await checkStores(api.readinessChecks) : undefined;
+      if (stores !== undefined && Object.values(stores).some((s) => s !== "ok")) ready = false;
       status = ready ? 200 : 503;
-      body = ready ? '{"status":"ready"}' : draining ? '{"status":"draining"}' : '{"status":"not_ready"}';
+      const state = ready ? "ready" : draining ? "draining" : "not_ready";
+      body = JSON.stringify(stores === undefined ? { status: state } : { status: state, stores });
     }
     if (method !== "HEAD") return { status, headers, body };
     return { status, headers: { ...headers, "content-length": String(Buffer.byteLength(body)) }, body: null };
@@ -404,4 +417,35 @@ function opsRequestIdGenerator(): () => string {
   const prefix = `req_${randomBytes(6).toString("hex")}`;
   let counter = 0;
   return () => `${prefix}${(counter++).toString(36).padStart(6, "0")}`;
+}
+
+/**
+ * Each store's state for `/readyz`: "ok" or "unavailable". The reason stays out of the answer,
+ * which needs no key: it would name internal hosts and ports.
+ */
+async function checkStores(
+  checks: Readonly<Record<string, () => Promise<void>>> | undefined,
+): Promise<Record<string, string> | undefined> {
+  if (checks === undefined) return undefined;
+  const names = Object.keys(checks);
+  const results = await Promise.all(
+    names.map(async (name) => {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`no answer within ${READINESS_CHECK_MS} ms`)),
+          READINESS_CHECK_MS,
+        );
+      });
+      try {
+        await Promise.race([checks[name]!(), timeout]);
+        return "ok";
+      } catch {
+        return "unavailable";
+      } finally {
+        clearTimeout(timer);
+      }
+    }),
+  );
+  return Object.fromEntries(names.map((name, i) => [name, results[i]!]));
 }

@@ -1,10 +1,12 @@
 /**
  * The adapter's log: one JSON line per request (method, path, status, duration, request id) on
- * stdout, and one per unexpected error (request id, error name, message and stack) on stderr.
+ * stdout, and one per 5xx answer with its cause (request id, status, error name, message, stack
+ * and cause) on stderr: a bug (500) and a store down or a missing price (503) alike.
  * Never the query string, headers or body, so no API key, signature or event can reach the log; a
  * key pasted into the path is masked too.
  * @module
  */
+import type { ErrorAnswer } from "@partner-yield/core";
 
 export interface RequestLogEntry {
   /** ISO 8601 time the response finished (or the client went away). */
@@ -23,19 +25,29 @@ export interface RequestLogEntry {
   readonly aborted?: true;
 }
 
-/** An error nobody expected: the request was answered `500 internal_error` (CONTRACT §6). */
+/** An error as logged: what it is and where it came from, nothing of the request. */
+export interface LoggedError {
+  readonly name: string;
+  readonly message: string;
+  readonly stack?: string;
+  /** The error's `cause` (e.g. the driver's error behind a `StoreUnavailableError`), one level deep. */
+  readonly cause?: { readonly name: string; readonly message: string };
+}
+
+/**
+ * Why a request was answered with a 5xx (CONTRACT §6): `unexpected_error` for a `500 internal_error`
+ * (a bug), `service_unavailable` for a `503` (a store down, a missing USD price).
+ */
 export interface ErrorLogEntry {
   /** ISO 8601 time the error was caught. */
   readonly time: string;
   readonly level: "error";
-  readonly msg: "unexpected_error";
-  /** The `X-Request-Id` of the 500 answer, to find the request in the request log. */
+  readonly msg: "unexpected_error" | "service_unavailable";
+  /** The `X-Request-Id` of the answer, to find the request in the request log. */
   readonly request_id: string;
-  readonly error: {
-    readonly name: string;
-    readonly message: string;
-    readonly stack?: string;
-  };
+  /** The status the request was answered with: 500 or 503. */
+  readonly status: 500 | 503;
+  readonly error: LoggedError;
 }
 
 export type LogEntry = RequestLogEntry | ErrorLogEntry;
@@ -72,37 +84,53 @@ export function resolveRequestLog(
 }
 
 /**
- * The function behind a `RequestLogOption` for unexpected errors (the core's `onError`), or
- * undefined when logging is off.
- * @example createPartnerApi({ …, onError: resolveErrorLog("json") }); // a 500 prints {"level":"error",…} on stderr
+ * The function behind a `RequestLogOption` for 5xx answers (the core's `onError`), or undefined
+ * when logging is off. Without an `answer` the error was a 500.
+ * @example createPartnerApi({ …, onError: resolveErrorLog("json") }); // a 500 or 503 prints {"level":"error",…} on stderr
  */
 export function resolveErrorLog(
   option: RequestLogOption | undefined,
-): ((error: unknown, requestId: string) => void) | undefined {
+): ((error: unknown, requestId: string, answer?: ErrorAnswer) => void) | undefined {
   if (option === "none") return undefined;
   const sink = option === undefined || option === "json" ? writeStderr : option;
-  return (error, requestId) => sink(errorLogEntry(error, requestId));
+  return (error, requestId, answer) => sink(errorLogEntry(error, requestId, answer));
 }
 
 /**
- * The log line of an unexpected error: its name, message and stack, nothing of the request.
+ * The log line of a 5xx: the error's name, message, stack and cause, nothing of the request.
  * @example errorLogEntry(new TypeError("x is undefined"), "req_…").error; // { name: "TypeError", message: "x is undefined", stack: "TypeError: …" }
+ * @example errorLogEntry(new StoreUnavailableError("no USD price for USDC", 60), "req_…", { status: 503, code: "service_unavailable" }).msg; // "service_unavailable"
  */
-export function errorLogEntry(error: unknown, requestId: string): ErrorLogEntry {
-  const described =
-    error instanceof Error
-      ? {
-          name: error.name,
-          message: error.message,
-          ...(typeof error.stack === "string" ? { stack: error.stack } : {}),
-        }
-      : { name: typeof error, message: safeString(error) };
+export function errorLogEntry(
+  error: unknown,
+  requestId: string,
+  answer: ErrorAnswer = { status: 500, code: "internal_error" },
+): ErrorLogEntry {
   return {
     time: new Date().toISOString(),
     level: "error",
-    msg: "unexpected_error",
+    msg: answer.status === 503 ? "service_unavailable" : "unexpected_error",
     request_id: requestId,
-    error: described,
+    status: answer.status,
+    error: describeError(error),
+  };
+}
+
+function describeError(error: unknown): LoggedError {
+  if (!(error instanceof Error)) return { name: typeof error, message: safeString(error) };
+  const cause = error.cause;
+  return {
+    name: error.name,
+    message: error.message,
+    ...(typeof error.stack === "string" ? { stack: error.stack } : {}),
+    ...(cause === undefined
+      ? {}
+      : {
+          cause:
+            cause instanceof Error
+              ? { name: cause.name, message: cause.message }
+              : { name: typeof cause, message: safeString(cause) },
+        }),
   };
 }
 

@@ -9,8 +9,13 @@ import {
   createPartnerApi,
   type Environment,
   type EventStore,
+  type KeyStore,
   type PartnerApi,
   type PartnerApiHandler,
+  type PartnerStore,
+  type PositionSource,
+  type PriceSource,
+  type ProductSource,
   type RateLimiter,
   type SandboxData,
 } from "@partner-yield/core";
@@ -59,13 +64,25 @@ export interface NodeApiOptions {
   readonly bodyLimitBytes?: number | undefined;
   /** Overrides every partner's per-minute quota (QA and load runs); the limiter still runs. */
   readonly rateLimitQuota?: number | undefined;
+  /** Default: the fixtures' products (e.g. `ChainMetricsProductSource` for metrics from chain). */
+  readonly products?: ProductSource | undefined;
+  /** Default: the fixtures' vault states (e.g. `EvmPositionSource` for positions from chain). */
+  readonly positions?: PositionSource | undefined;
+  /** Default: the fixtures' prices (e.g. `TablePriceSource` for prices with an age limit). */
+  readonly prices?: PriceSource | undefined;
   /** Default: a new in-memory event store. */
   readonly events?: EventStore | undefined;
   /** Default: a new in-memory rate limiter. */
   readonly rateLimiter?: RateLimiter | undefined;
+  /** Default: the fixtures' (the fixtures are not read when keys, partners, products, positions and prices are all given). */
+  readonly keys?: KeyStore | undefined;
+  readonly partners?: PartnerStore | undefined;
+  /** Where the API lives; default `/api/partner` (see the core's `basePath`). */
+  readonly basePath?: string | undefined;
   /**
-   * Logging. The API logs its unexpected errors (answered 500 internal_error): one JSON line with
-   * level "error", the request id and the error's name, message and stack, never the request's
+   * Logging. The API logs every 5xx with its cause: one JSON line with level "error", msg
+   * "unexpected_error" (500) or "service_unavailable" (503: a store down, a missing USD price), the
+   * request id, the status and the error's name, message, stack and cause, never the request's
    * headers or body; on stderr for `"json"` (default), to the function, or not at all for `"none"`.
    * The server adds the request log (see `StartServerOptions.log`).
    */
@@ -77,20 +94,24 @@ export interface NodeApiOptions {
  * @example const api = createNodePartnerApi({ environment: "sandbox", rateLimitQuota: 10_000 });
  */
 export function createNodePartnerApi(options: NodeApiOptions = {}): PartnerApi {
-  const data = options.data ?? loadFixtureDir(options.fixturesDir ?? DEFAULT_FIXTURES_DIR);
+  const given = [options.keys, options.partners, options.products, options.positions, options.prices];
+  const data = given.every((port) => port !== undefined)
+    ? undefined
+    : (options.data ?? loadFixtureDir(options.fixturesDir ?? DEFAULT_FIXTURES_DIR));
   return createPartnerApi({
     environment: options.environment ?? "sandbox",
-    partners: data.partners,
-    keys: data.keys,
-    products: data.products,
-    positions: data.positions,
-    prices: data.prices,
+    partners: options.partners ?? data!.partners,
+    keys: options.keys ?? data!.keys,
+    products: options.products ?? data!.products,
+    positions: options.positions ?? data!.positions,
+    prices: options.prices ?? data!.prices,
     hmac: nodeHmacSha256,
     sha256: nodeSha256,
     bodyLimitBytes: options.bodyLimitBytes,
     rateLimitOverride: options.rateLimitQuota,
     events: options.events,
     rateLimiter: options.rateLimiter,
+    basePath: options.basePath,
     onError: resolveErrorLog(options.log),
   });
 }
@@ -110,6 +131,8 @@ export interface StartServerOptions extends NodeApiOptions {
   /** Or derive the handler from the API, e.g. to inject faults: `wrap: (api) => ({ handle: … })`. */
   readonly wrap?: ((api: PartnerApi) => PartnerApiHandler) | undefined;
   readonly timeouts?: Partial<ServerTimeouts> | undefined;
+  /** Named store checks reported by `/readyz` (see `ListenerTarget.readinessChecks`). */
+  readonly readinessChecks?: Readonly<Record<string, () => Promise<void>>> | undefined;
   /**
    * Request log: `"json"` lines on stdout (default), `"none"`, or a function; unexpected errors go
    * to stderr (or the function) as in `NodeApiOptions.log`. A pre-built `api` logs its own errors
@@ -149,11 +172,12 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const api = options.api ?? createNodePartnerApi(options);
   const handler = options.handler ?? options.wrap?.(api) ?? api;
   const target =
-    handler === api
+    handler === api && options.readinessChecks === undefined
       ? api
       : {
           handle: (req: Parameters<PartnerApiHandler["handle"]>[0]) => handler.handle(req),
           ready: () => api.ready(),
+          readinessChecks: options.readinessChecks,
         };
   const listener = createListener(target, { log: options.log, drainLimitBytes: options.bodyLimitBytes });
   const server = createServer({

@@ -3,7 +3,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { PartnerApiHandler } from "@partner-yield/core";
 import { Agent } from "undici";
-import { runApiSuite } from "../../core/test/api-suite.js";
+import { runApiSuite } from "../../core/test/http/api-suite/index.js";
 import { createListener } from "../src/index.js";
 
 runApiSuite("node:http server (createListener)", async (api: PartnerApiHandler) => {

@@ -29,7 +29,9 @@ function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
     ...extra,
   };
   for (const name of Object.keys(env)) {
-    if ((name === "PORT" || name.startsWith("PARTNER_YIELD_")) && !(name in extra)) delete env[name];
+    const setting =
+      name === "PORT" || name === "DATABASE_URL" || name === "REDIS_URL" || name.startsWith("PARTNER_YIELD_");
+    if (setting && !(name in extra)) delete env[name];
   }
   return env;
 }

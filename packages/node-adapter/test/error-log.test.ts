@@ -1,15 +1,23 @@
 /**
- * Unexpected errors (answered 500 internal_error, CONTRACT §6) are logged: one JSON line with level
- * "error", the request id and the error's name, message and stack, never the request's headers or
- * body; on stderr for `log: "json"`, to a log function, and not at all for `log: "none"`.
+ * Every 5xx is logged with its cause (CONTRACT §6): one JSON line with level "error", msg
+ * "unexpected_error" (500) or "service_unavailable" (503: a store down, a missing USD price), the
+ * request id, the status and the error's name, message, stack and cause, never the request's
+ * headers or body; on stderr for `log: "json"`, to a log function, and not at all for `log: "none"`.
  */
 import assert from "node:assert/strict";
 import { afterEach, test } from "node:test";
-import { MemoryEventStore, type NewEvent, type PlainRequest } from "@partner-yield/core";
+import {
+  MemoryEventStore,
+  MemoryPriceSource,
+  type NewEvent,
+  type PlainRequest,
+  StoreUnavailableError,
+} from "@partner-yield/core";
 import { Client } from "undici";
+import { DEFAULT_FIXTURES_DIR, loadFixtureDir } from "../src/fixture-dir.js";
 import type { ErrorLogEntry, LogEntry } from "../src/index.js";
 import { createNodePartnerApi } from "../src/index.js";
-import { eventBody, eventHeaders, INBOUND, KEY, startTestServer } from "./support.js";
+import { DEMO, eventBody, eventHeaders, INBOUND, KEY, startTestServer } from "./support.js";
 
 /** An event store that fails the way a bug would (not `StoreUnavailableError`, which is a 503). */
 class BrokenStore extends MemoryEventStore {
@@ -71,6 +79,52 @@ test('log: "json" (the default): a 500 of the core writes one error line on stde
   assert.ok(!Number.isNaN(Date.parse(line.time)));
   assertNoRequestData(stderr[0]!);
   assert.ok(!res.body!.includes("exploded"), "the answer shows no details");
+});
+
+test('log: "json": a store that is down (503) writes one error line with its cause on stderr', async () => {
+  class DownStore extends MemoryEventStore {
+    override append(_event: NewEvent): Promise<never> {
+      const cause = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" });
+      return Promise.reject(new StoreUnavailableError("postgres: connection refused", 2, { cause }));
+    }
+  }
+  const api = createNodePartnerApi({ events: new DownStore() });
+  const stderr = captureStderr();
+  const res = await api.handle(EVENT);
+  restoreStderr!();
+  assert.equal(res.status, 503);
+  assert.equal(res.headers["retry-after"], "2");
+  assert.equal(stderr.length, 1, stderr.join(""));
+  const line = JSON.parse(stderr[0]!) as ErrorLogEntry;
+  assert.equal(line.level, "error");
+  assert.equal(line.msg, "service_unavailable");
+  assert.equal(line.status, 503);
+  assert.equal(line.request_id, res.headers["x-request-id"]);
+  assert.equal(line.error.name, "StoreUnavailableError");
+  assert.equal(line.error.message, "postgres: connection refused");
+  assert.deepEqual(line.error.cause, { name: "Error", message: "connect ECONNREFUSED 127.0.0.1:5432" });
+  assertNoRequestData(stderr[0]!);
+  assert.ok(!res.body!.includes("postgres"), "the answer shows no details");
+});
+
+test("over a server: a position whose asset has no USD price (503) is logged with the asset", async () => {
+  const entries: LogEntry[] = [];
+  const data = { ...loadFixtureDir(DEFAULT_FIXTURES_DIR), prices: new MemoryPriceSource([]) };
+  const server = await startTestServer({ data, log: (e) => entries.push(e) });
+  try {
+    const res = await fetch(
+      `${server.url}/api/partner/products/usdc-base-prime/position?address=${DEMO.walletWithPositions}`,
+      { headers: { "x-api-key": KEY } },
+    );
+    assert.equal(res.status, 503, await res.text());
+    const errors = entries.filter((e): e is ErrorLogEntry => e.msg === "service_unavailable");
+    assert.equal(errors.length, 1, JSON.stringify(entries));
+    assert.equal(errors[0]!.request_id, res.headers.get("x-request-id"));
+    assert.equal(errors[0]!.status, 503);
+    assert.match(errors[0]!.error.message, /^no USD price is available for USDC \(chain 8453, asset 0x/);
+  } finally {
+    await server.close();
+  }
 });
 
 test('log: "none": a 500 is still answered, and nothing is logged', async () => {

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
-import { nobleHmacSha256, SignatureVerifier, signBody, toHex } from "@partner-yield/core";
+import { nobleHmacSha256, SignatureVerifier, signBody } from "@partner-yield/core";
 import { nodeHmacSha256, nodeSha256 } from "../src/index.js";
 
 interface Vector {
@@ -21,7 +21,11 @@ test("RFC 4231 HMAC-SHA256 vectors, each key prepared once and used twice", () =
   for (const v of vectors.rfc4231) {
     const keyed = nodeHmacSha256.prepare(hex(v.key_hex));
     for (let i = 0; i < 2; i++) {
-      assert.equal(toHex(keyed.digest(hex(v.data_hex))), v.hmac_sha256_hex, `case ${v.case}`);
+      assert.equal(
+        Buffer.from(keyed.digest(hex(v.data_hex))).toString("hex"),
+        v.hmac_sha256_hex,
+        `case ${v.case}`,
+      );
     }
   }
 });
@@ -53,11 +57,11 @@ test("the native port agrees with the pure-JS one on many sizes, and the prepare
 
 test("SHA-256 (FIPS 180-2 vectors)", () => {
   assert.equal(
-    toHex(nodeSha256(new TextEncoder().encode("abc"))),
+    Buffer.from(nodeSha256(new TextEncoder().encode("abc"))).toString("hex"),
     "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
   );
   assert.equal(
-    toHex(nodeSha256(new Uint8Array(0))),
+    Buffer.from(nodeSha256(new Uint8Array(0))).toString("hex"),
     "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
   );
 });

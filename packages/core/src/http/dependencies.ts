@@ -1,0 +1,98 @@
+/**
+ * What every handler and step works with: the options of `createPartnerApi` resolved once (the
+ * defaults filled in, the caches built), passed as one object.
+ * @module
+ */
+import { sha256 as nobleSha256 } from "@noble/hashes/sha2.js";
+import type { Environment } from "../auth/environment.js";
+import { nobleHmacSha256, SignatureVerifier } from "../auth/signature.js";
+import { unwrap } from "../result.js";
+import { type EventStore, MemoryEventStore } from "../stores/event-store.js";
+import type { KeyStore } from "../stores/key-store.js";
+import type { Partner, PartnerStore } from "../stores/partner-store.js";
+import type { PositionSource } from "../stores/position-source.js";
+import type { PriceSource } from "../stores/price-source.js";
+import type { ProductRecord, ProductSource } from "../stores/product-source.js";
+import { MemoryRateLimiter, type RateLimiter } from "../stores/rate-limiter.js";
+import { DEFAULT_BASE_PATH, parseBasePath } from "./base-path.js";
+import type { ErrorHook, PartnerApiOptions } from "./partner-api-options.js";
+import { productJsonCache } from "./product-resource.js";
+
+const DEFAULT_RATE_LIMITS: Readonly<Record<Environment, number>> = { production: 1000, sandbox: 100 };
+
+export interface ApiDependencies {
+  readonly environment: Environment;
+  readonly basePath: string;
+  readonly keys: KeyStore;
+  readonly partners: PartnerStore;
+  readonly products: ProductSource;
+  readonly positions: PositionSource;
+  readonly prices: PriceSource;
+  readonly events: EventStore;
+  readonly rateLimiter: RateLimiter;
+  readonly sha256: (data: Uint8Array) => Uint8Array;
+  readonly bodyLimitBytes: number;
+  readonly failedAuthPerMinute: number;
+  readonly onError: ErrorHook | undefined;
+  /** Requests per rolling minute for the partner in this environment (CONTRACT §7). */
+  quotaOf(partner: Partner): number;
+  /** A verifier of the partner's active secrets, keyed once per set of secrets. */
+  verifierFor(partner: Partner): SignatureVerifier;
+  /** A product's wire form, serialised once per record. */
+  productJson(product: ProductRecord): string;
+  /** This instance's OpenAPI document (its base path), serialised once. */
+  openApiJson(): string;
+  /** Milliseconds since the epoch. */
+  now(): number;
+}
+
+/** Builds the OpenAPI document for a base path (`buildOpenApiDocument`, given by the caller). */
+export type OpenApiBuilder = (options: { readonly basePath: string }) => Record<string, unknown>;
+
+/**
+ * @throws RangeError when `basePath` is not `""` or `/` + path segments without a trailing `/`.
+ */
+export function resolveDependencies(
+  options: PartnerApiOptions,
+  buildOpenApiDocument: OpenApiBuilder,
+): ApiDependencies {
+  const environment = options.environment;
+  const basePath = unwrap(parseBasePath(options.basePath ?? DEFAULT_BASE_PATH));
+  const hmac = options.hmac ?? nobleHmacSha256;
+  const defaultLimits = options.defaultRateLimits ?? DEFAULT_RATE_LIMITS;
+  const verifiers = new Map<string, SignatureVerifier>();
+  let openApiJson: string | undefined;
+  return {
+    environment,
+    basePath,
+    keys: options.keys,
+    partners: options.partners,
+    products: options.products,
+    positions: options.positions,
+    prices: options.prices,
+    events: options.events ?? new MemoryEventStore(),
+    rateLimiter: options.rateLimiter ?? new MemoryRateLimiter(),
+    sha256: options.sha256 ?? nobleSha256,
+    bodyLimitBytes: options.bodyLimitBytes ?? 65_536,
+    failedAuthPerMinute: options.failedAuthPerMinute ?? 30,
+    onError: options.onError,
+    quotaOf: (partner) =>
+      options.rateLimitOverride ?? partner.rateLimits?.[environment] ?? defaultLimits[environment],
+    verifierFor(partner) {
+      const cacheKey = partner.signingSecrets.join("\n");
+      let verifier = verifiers.get(cacheKey);
+      if (verifier === undefined) {
+        if (verifiers.size > 1000) verifiers.clear();
+        verifier = new SignatureVerifier(partner.signingSecrets, hmac);
+        verifiers.set(cacheKey, verifier);
+      }
+      return verifier;
+    },
+    productJson: productJsonCache(),
+    openApiJson: () => {
+      openApiJson ??= JSON.stringify(buildOpenApiDocument({ basePath }));
+      return openApiJson;
+    },
+    now: Date.now,
+  };
+}

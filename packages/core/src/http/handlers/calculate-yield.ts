@@ -1,0 +1,36 @@
+/**
+ * `GET /products/{slug}/yield-calc?amount=` (CONTRACT §2, §3): annual and compound-monthly yield
+ * of an amount at the product's net APY. Input errors come before state errors
+ * (docs/contract.md): a bad amount on a paused product is 400, not 409.
+ */
+import { parseAmount } from "../../math/decimal.js";
+import { quoteYield } from "../../math/yield-math.js";
+import { ApiError } from "../errors.js";
+import { findProduct } from "../find-product.js";
+import type { PartnerHandler } from "../handler.js";
+import { queryError, queryParam } from "../query.js";
+import { okReply } from "../reply.js";
+
+export const calculateYield: PartnerHandler = async ({ request, partner, params }, deps) => {
+  const product = await findProduct(deps.products, partner, params["slug"]);
+  const raw = queryParam(request.query, "amount");
+  if (raw === undefined)
+    throw queryError("invalid_amount", "amount", "the amount query parameter is required");
+  const amount = parseAmount(raw, product.assetDecimals, product.assetSymbol);
+  if (!amount.ok) throw queryError("invalid_amount", "amount", amount.reason);
+  if (product.status !== "active") {
+    throw new ApiError(
+      "product_not_active",
+      `product is ${product.status}; yield is quoted for active products only`,
+    );
+  }
+  if (product.metrics === null) throw new ApiError("metrics_unavailable", "product has no metrics yet");
+  const data = quoteYield({
+    amountUnits: amount.value,
+    assetDecimals: product.assetDecimals,
+    underlyingApyWad: product.metrics.underlyingApyWad,
+    serviceFeeBps: product.serviceFeeBps,
+    partnerFeeBps: product.partnerFeeBps,
+  });
+  return okReply(JSON.stringify({ success: true, data }));
+};

@@ -1,0 +1,45 @@
+/**
+ * `GET /products/{slug}/position?address=` (CONTRACT §2, §3): a wallet's shares, the assets they
+ * convert to and their USD value. The product is resolved before the address is validated; a
+ * wallet with shares but no known USD price is a 503 (docs/contract.md), never a made-up value.
+ */
+import { parseAddress } from "../../evm/address.js";
+import { formatUnits } from "../../math/decimal.js";
+import { usdValueCents } from "../../math/yield-math.js";
+import { StoreUnavailableError } from "../../stores/store-unavailable-error.js";
+import { findProduct } from "../find-product.js";
+import type { PartnerHandler } from "../handler.js";
+import { queryError, queryParam } from "../query.js";
+import { okReply } from "../reply.js";
+
+/** Seconds a client waits before asking again for a position whose asset has no price. */
+const MISSING_PRICE_RETRY_SECONDS = 60;
+
+export const getPosition: PartnerHandler = async ({ request, partner, params }, deps) => {
+  const product = await findProduct(deps.products, partner, params["slug"]);
+  const raw = queryParam(request.query, "address");
+  if (raw === undefined)
+    throw queryError("invalid_address", "address", "the address query parameter is required");
+  const address = parseAddress(raw);
+  if (!address.ok) throw queryError("invalid_address", "address", address.reason);
+  const holding = await deps.positions.getHolding(product, address.value);
+  let usdCents = 0n;
+  if (holding.assets > 0n) {
+    const price = await deps.prices.getUsdPriceWad(product);
+    if (price === undefined) {
+      throw new StoreUnavailableError(
+        `no USD price is available for ${product.assetSymbol} (chain ${product.chainId}, asset ${product.assetAddress})`,
+        MISSING_PRICE_RETRY_SECONDS,
+      );
+    }
+    usdCents = usdValueCents(holding.assets, product.assetDecimals, price);
+  }
+  const data = {
+    wallet_address: address.value,
+    product_slug: product.slug,
+    shares: formatUnits(holding.shares, product.assetDecimals + product.decimalsOffset),
+    assets: formatUnits(holding.assets, product.assetDecimals),
+    usd_value: formatUnits(usdCents, 2),
+  };
+  return okReply(JSON.stringify({ success: true, data }));
+};

@@ -1,0 +1,26 @@
+/**
+ * `POST /webhooks/inbound` (CONTRACT §5): a signed, idempotent partner event. Authentication and
+ * the rate limit have passed; the steps below run in the contract's order and the first failure
+ * wins. Nothing is stored before the last step, so a refused request can be fixed and resent with
+ * the same Idempotency-Key.
+ */
+import type { PartnerHandler } from "../handler.js";
+import { appendEvent } from "../inbound-event/append-event.js";
+import { requireJsonContentType } from "../inbound-event/content-type.js";
+import { validateEvent } from "../inbound-event/event-schema.js";
+import { requireMatchingEventType } from "../inbound-event/event-type-header.js";
+import { requireIdempotencyKey } from "../inbound-event/idempotency-key.js";
+import { parseJsonBody } from "../inbound-event/json-body.js";
+import { requireValidSignature } from "../inbound-event/signature.js";
+import { readBody } from "../read-body.js";
+
+export const receivePartnerEvent: PartnerHandler = async ({ request, partner }, deps) => {
+  const body = await readBody(request, deps.bodyLimitBytes); // 413
+  requireJsonContentType(request); // 415
+  requireValidSignature(request, body, deps.verifierFor(partner)); // 401 invalid_signature
+  const idempotencyKey = requireIdempotencyKey(request); // 400 missing_ or invalid_idempotency_key
+  const json = parseJsonBody(body); // 400 invalid_json
+  const event = validateEvent(json); // 400 invalid_event
+  requireMatchingEventType(request, event.eventType); // 400 event_type_mismatch
+  return appendEvent(deps, partner, idempotencyKey, event, json); // 200, 409 or 422
+};

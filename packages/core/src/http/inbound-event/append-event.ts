@@ -1,0 +1,69 @@
+/**
+ * The idempotency step of CONTRACT §5, the last one and the only one that stores anything: the
+ * store claims (partner, environment, key) and keeps the event in one atomic step.
+ * @module
+ */
+
+import type { Environment } from "../../auth/environment.js";
+import { toHex } from "../../encoding/hex.js";
+import type { EventStore } from "../../stores/event-store.js";
+import type { Partner } from "../../stores/partner-store.js";
+import { ApiError } from "../errors.js";
+import { okReply, type Reply } from "../reply.js";
+import type { ValidEvent } from "./event-schema.js";
+import type { JsonBody } from "./json-body.js";
+
+export interface AppendContext {
+  readonly events: EventStore;
+  readonly environment: Environment;
+  readonly sha256: (data: Uint8Array) => Uint8Array;
+  readonly now: () => number;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * Stores a new event (200, duplicate false) or answers for the key's earlier one: the same event
+ * is a duplicate (200, `Idempotent-Replayed: true`); another event is `422 idempotency_key_reused`;
+ * a key still being stored is `409 idempotency_in_progress` with `Retry-After: 1`.
+ */
+export async function appendEvent(
+  context: AppendContext,
+  partner: Partner,
+  idempotencyKey: string,
+  event: ValidEvent,
+  body: JsonBody,
+): Promise<Reply> {
+  const appended = await context.events.append({
+    partnerId: partner.id,
+    environment: context.environment,
+    idempotencyKey,
+    fingerprint: toHex(context.sha256(encoder.encode(event.canonical))),
+    eventType: event.eventType,
+    occurredAt: event.occurredAt,
+    data: event.data,
+    rawBody: body.text,
+    receivedAt: context.now(),
+  });
+  switch (appended.status) {
+    case "created":
+      return okReply(`{"success":true,"event_id":${appended.event.id},"duplicate":false}`);
+    case "duplicate":
+      return okReply(`{"success":true,"event_id":${appended.event.id},"duplicate":true}`, {
+        "idempotent-replayed": "true",
+      });
+    case "conflict":
+      throw new ApiError(
+        "idempotency_key_reused",
+        "this Idempotency-Key was already used for a different event; use a new key for a new event",
+      );
+    case "in_progress":
+      throw new ApiError(
+        "idempotency_in_progress",
+        "an event with this Idempotency-Key is still being stored",
+        {
+          headers: { "retry-after": "1" },
+        },
+      );
+  }
+}

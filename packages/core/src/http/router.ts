@@ -1,0 +1,96 @@
+/**
+ * Routing comes first (CONTRACT §9): an unknown path is `404 not_found` and a known path with
+ * another method `405 method_not_allowed` with `Allow`, both before authentication. Paths are
+ * matched as received (not decoded); a trailing slash, an empty or an extra segment names no
+ * route (docs/contract.md).
+ * @module
+ */
+import { ApiError } from "./errors.js";
+import type { PathParams } from "./handler.js";
+import type { Route } from "./routes.js";
+
+/** A routed request: the route and its path parameters. */
+export interface RouteMatch {
+  readonly route: Route;
+  readonly params: PathParams;
+}
+
+export interface Router {
+  /**
+   * @throws ApiError `not_found` (404) or `method_not_allowed` (405, with `Allow`).
+   */
+  match(method: string, path: string): RouteMatch;
+}
+
+/** The routes sharing one path template, by method. */
+interface PathEntry {
+  readonly segments: readonly string[];
+  readonly byMethod: ReadonlyMap<string, Route>;
+  /** e.g. `GET, HEAD` */
+  readonly allow: string;
+}
+
+/**
+ * @example createRouter(ROUTES, "/api/partner").match("GET", "/api/partner/products/usdc-base-prime").params; // { slug: "usdc-base-prime" }
+ */
+export function createRouter(routes: readonly Route[], basePath: string): Router {
+  const entries = pathEntries(routes);
+  const prefix = `${basePath}/`;
+  return {
+    match(method, path) {
+      if (!path.startsWith(prefix)) throw notFound();
+      const segments = path.slice(prefix.length).split("/");
+      for (const entry of entries) {
+        const params = matchSegments(entry.segments, segments);
+        if (params === undefined) continue;
+        const route = entry.byMethod.get(method === "HEAD" ? "GET" : method);
+        if (route === undefined) {
+          throw new ApiError("method_not_allowed", `${method} is not allowed here; allowed: ${entry.allow}`, {
+            headers: { allow: entry.allow },
+          });
+        }
+        return { route, params };
+      }
+      throw notFound();
+    },
+  };
+}
+
+function pathEntries(routes: readonly Route[]): PathEntry[] {
+  const byPath = new Map<string, Map<string, Route>>();
+  for (const route of routes) {
+    const methods = byPath.get(route.path) ?? new Map<string, Route>();
+    if (methods.has(route.method)) throw new Error(`two routes for ${route.method} ${route.path}`);
+    methods.set(route.method, route);
+    byPath.set(route.path, methods);
+  }
+  return [...byPath].map(([path, byMethod]) => ({
+    segments: path.slice(1).split("/"),
+    byMethod,
+    allow: [...byMethod.keys()].flatMap((m) => (m === "GET" ? ["GET", "HEAD"] : [m])).join(", "),
+  }));
+}
+
+/** The path parameters when the segments fit the template, else undefined. */
+function matchSegments(template: readonly string[], segments: readonly string[]): PathParams | undefined {
+  if (template.length !== segments.length) return undefined;
+  let params: Record<string, string> | undefined;
+  for (let i = 0; i < template.length; i++) {
+    const expected = template[i]!;
+    const actual = segments[i]!;
+    if (expected.startsWith("{")) {
+      if (actual === "") return undefined;
+      params ??= {};
+      params[expected.slice(1, -1)] = actual;
+    } else if (expected !== actual) {
+      return undefined;
+    }
+  }
+  return params ?? NO_PARAMS;
+}
+
+const NO_PARAMS: PathParams = Object.freeze({});
+
+function notFound(): ApiError {
+  return new ApiError("not_found", "no such endpoint");
+}

@@ -1,0 +1,45 @@
+/**
+ * API keys at rest (CONTRACT §4): only SHA-256 hashes are stored; the plaintext is shown once.
+ * A backend implements `KeyStore`; the core looks keys up by hash only.
+ */
+import type { Environment } from "../auth/environment.js";
+
+export type ApiKeyStatus = "active" | "revoked";
+
+export interface ApiKeyRecord {
+  /** Lowercase hex SHA-256 of the key's UTF-8 bytes. */
+  readonly keyHash: string;
+  readonly partnerId: string;
+  readonly environment: Environment;
+  readonly status: ApiKeyStatus;
+  /** Free text for operators, e.g. "demo sandbox key". */
+  readonly label?: string | undefined;
+}
+
+export interface KeyStore {
+  /** The record for this hash, whatever its status, or undefined. */
+  findByHash(keyHash: string): Promise<ApiKeyRecord | undefined>;
+  close(): Promise<void>;
+}
+
+/** The embedded default, filled from fixtures or by `put`. */
+export class MemoryKeyStore implements KeyStore {
+  readonly #byHash = new Map<string, ApiKeyRecord>();
+
+  constructor(records: Iterable<ApiKeyRecord> = []) {
+    for (const record of records) this.put(record);
+  }
+
+  /** Adds or replaces a record (rotation, revocation). */
+  put(record: ApiKeyRecord): void {
+    this.#byHash.set(record.keyHash, record);
+  }
+
+  findByHash(keyHash: string): Promise<ApiKeyRecord | undefined> {
+    return Promise.resolve(this.#byHash.get(keyHash));
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * Where a wallet's position comes from: an async port so a team can back it with the chain
+ * (ERC-4626 `convertToAssets` via an RPC) without touching the core. The in-memory implementation,
+ * filled from fixtures, is the embedded default.
+ * @module
+ */
+import { chainAddressKey } from "../evm/chain-address.js";
+import { convertToAssets } from "../math/yield-math.js";
+import type { ProductRecord } from "./product-source.js";
+
+/** A wallet's holding in a product's wrapper, in base units. */
+export interface Holding {
+  /** Shares, at assetDecimals + decimalsOffset. */
+  readonly shares: bigint;
+  /** Assets the shares convert to, at assetDecimals (the vault's own answer where available). */
+  readonly assets: bigint;
+}
+
+export interface PositionSource {
+  /** `wallet` is in EIP-55 form. A wallet that holds nothing gets zero shares and assets. */
+  getHolding(product: ProductRecord, wallet: string): Promise<Holding>;
+}
+
+/** State of one ERC-4626 wrapper: totals and per-wallet shares, all in base units. */
+export interface VaultState {
+  readonly chainId: number;
+  readonly wrapperAddress: string;
+  readonly totalAssets: bigint;
+  readonly totalSupply: bigint;
+  /** Lowercase wallet address → shares. */
+  readonly holdings: ReadonlyMap<string, bigint>;
+}
+
+/** Positions from vault states, with ERC-4626 `convertToAssets` and virtual shares (CONTRACT §2). */
+export class MemoryPositionSource implements PositionSource {
+  readonly #vaults = new Map<string, VaultState>();
+
+  constructor(vaults: Iterable<VaultState> = []) {
+    for (const vault of vaults) this.#vaults.set(chainAddressKey(vault.chainId, vault.wrapperAddress), vault);
+  }
+
+  getHolding(product: ProductRecord, wallet: string): Promise<Holding> {
+    const vault = this.#vaults.get(chainAddressKey(product.chainId, product.wrapperAddress));
+    const shares = vault?.holdings.get(wallet.toLowerCase()) ?? 0n;
+    if (vault === undefined || shares === 0n) return Promise.resolve({ shares: 0n, assets: 0n });
+    const assets = convertToAssets(shares, vault.totalAssets, vault.totalSupply, product.decimalsOffset);
+    return Promise.resolve({ shares, assets });
+  }
+}

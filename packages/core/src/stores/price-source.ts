@@ -1,0 +1,32 @@
+/**
+ * Where USD prices come from: an async port (an oracle, a price API); the in-memory
+ * implementation, filled from fixtures, is the embedded default.
+ * @module
+ */
+import { chainAddressKey } from "../evm/chain-address.js";
+import type { ProductRecord } from "./product-source.js";
+
+export interface PriceSource {
+  /** USD price of one whole unit of the product's asset, scaled by 10^18; undefined when unknown. */
+  getUsdPriceWad(product: ProductRecord): Promise<bigint | undefined>;
+}
+
+export interface AssetPrice {
+  readonly chainId: number;
+  readonly assetAddress: string;
+  /** USD per whole unit, scaled by 10^18. */
+  readonly usdPriceWad: bigint;
+}
+
+export class MemoryPriceSource implements PriceSource {
+  readonly #prices = new Map<string, bigint>();
+
+  constructor(prices: Iterable<AssetPrice> = []) {
+    for (const price of prices)
+      this.#prices.set(chainAddressKey(price.chainId, price.assetAddress), price.usdPriceWad);
+  }
+
+  getUsdPriceWad(product: ProductRecord): Promise<bigint | undefined> {
+    return Promise.resolve(this.#prices.get(chainAddressKey(product.chainId, product.assetAddress)));
+  }
+}

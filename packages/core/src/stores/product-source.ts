@@ -1,0 +1,75 @@
+/**
+ * Where products come from: an async port so a team can back it with a database without touching
+ * the core. The in-memory implementation, filled from fixtures, is the embedded default.
+ * @module
+ */
+
+/**
+ * A product's lifecycle state (CONTRACT §8): `active ⇄ paused`, either `→ deprecated` (terminal).
+ * @example PRODUCT_STATUSES.includes("paused"); // true
+ */
+export const PRODUCT_STATUSES = ["active", "paused", "deprecated"] as const;
+export type ProductStatus = (typeof PRODUCT_STATUSES)[number];
+
+/** A product as the core holds it: amounts in base units, rates scaled by 10^18 (CONTRACT §1). */
+export interface ProductRecord {
+  readonly partnerId: string;
+  readonly partnerName: string;
+  readonly slug: string;
+  readonly chain: string;
+  readonly chainId: number;
+  /** EIP-55 form. */
+  readonly wrapperAddress: string;
+  readonly underlyingVaultAddress: string;
+  readonly assetAddress: string;
+  readonly assetSymbol: string;
+  readonly assetDecimals: number;
+  /** ERC-4626 decimals offset δ of the wrapper: share decimals = assetDecimals + δ (CONTRACT §2). */
+  readonly decimalsOffset: number;
+  readonly status: ProductStatus;
+  readonly serviceFeeBps: number;
+  readonly partnerFeeBps: number;
+  readonly displayName: string;
+  readonly description: string;
+  readonly metrics: ProductMetrics | null;
+}
+
+export interface ProductMetrics {
+  /** UTC date, YYYY-MM-DD. */
+  readonly asOfDate: string;
+  /** Base units of the asset. */
+  readonly wrapperTotalAssets: bigint;
+  /** Fraction scaled by 10^18 (0.0523 → 52300000000000000n). */
+  readonly underlyingApyWad: bigint;
+}
+
+export interface ProductSource {
+  /** All of the partner's products, every status, ordered by slug (CONTRACT §8). */
+  listProducts(partnerId: string): Promise<readonly ProductRecord[]>;
+  /** The partner's product with this slug, or undefined (also for another partner's slug). */
+  getProduct(partnerId: string, slug: string): Promise<ProductRecord | undefined>;
+}
+
+export class MemoryProductSource implements ProductSource {
+  readonly #byPartner = new Map<string, ProductRecord[]>();
+  readonly #bySlug = new Map<string, ProductRecord>();
+
+  constructor(products: Iterable<ProductRecord> = []) {
+    for (const product of products) {
+      const list = this.#byPartner.get(product.partnerId) ?? [];
+      list.push(product);
+      this.#byPartner.set(product.partnerId, list);
+      this.#bySlug.set(`${product.partnerId}\u0000${product.slug}`, product);
+    }
+    for (const list of this.#byPartner.values())
+      list.sort((a, b) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0));
+  }
+
+  listProducts(partnerId: string): Promise<readonly ProductRecord[]> {
+    return Promise.resolve(this.#byPartner.get(partnerId) ?? []);
+  }
+
+  getProduct(partnerId: string, slug: string): Promise<ProductRecord | undefined> {
+    return Promise.resolve(this.#bySlug.get(`${partnerId}\u0000${slug}`));
+  }
+}

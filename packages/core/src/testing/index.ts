@@ -1,0 +1,23 @@
+/**
+ * @partner-yield/core/testing — the store conformance suites, written once and run against every
+ * backend (the in-memory defaults, PostgreSQL, Redis, or a team's own). Each takes the runner's
+ * `describe` and `test` (node:test, vitest and bun:test all fit) and a factory for the store.
+ *
+ * @example
+ * import { describe, test } from "vitest"; // or node:test, or bun:test
+ * import { runEventStoreSuite } from "@partner-yield/core/testing";
+ * runEventStoreSuite({ name: "my store", makeStore: async () => new MyEventStore(db), describe, test });
+ * @module
+ */
+export { assertDeepEqual, assertEqual, assertTrue, SuiteAssertionError } from "./assertions.js";
+export {
+  type DataStoreSuiteOptions,
+  type DataStores,
+  runKeyStoreSuite,
+  runPartnerStoreSuite,
+  runProductSourceSuite,
+  type StoreSeed,
+} from "./data-store-suite.js";
+export { type EventStoreSuiteOptions, newEvent, runEventStoreSuite } from "./event-store-suite.js";
+export { type RateLimiterSuiteOptions, runRateLimiterSuite } from "./rate-limiter-suite.js";
+export { type Closable, type SuiteOptions, seededRandom, type TestFunctions, uniqueTag } from "./suite.js";

@@ -1,0 +1,91 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import fc from "fast-check";
+import { canonicalJson, MAX_JSON_DEPTH } from "../../src/encoding/canonical-json.js";
+import { unwrap } from "../../src/result.js";
+import { fcParams } from "../fc-config.js";
+
+/** The canonical text of a value the test knows to be serialisable. */
+const canonical = (value: unknown): string => unwrap(canonicalJson(value));
+
+/** The refusal code for a value that must be refused. */
+function refusalOf(value: unknown): string {
+  const result = canonicalJson(value);
+  return result.ok ? "accepted" : result.code;
+}
+
+/** Re-serialises a JSON value with reversed key order and some whitespace. */
+function reshuffled(value: unknown): string {
+  if (Array.isArray(value)) return "[ " + value.map(reshuffled).join(" , ") + " ]";
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value).reverse();
+    return "{\n" + entries.map(([k, v]) => `  ${JSON.stringify(k)} : ${reshuffled(v)}`).join(",\n") + "\n}";
+  }
+  return JSON.stringify(value);
+}
+
+function nested(depth: number): string {
+  return "[".repeat(depth) + "]".repeat(depth);
+}
+
+describe("canonicalJson (CONTRACT §5)", () => {
+  test("sorts keys at every level and drops whitespace", () => {
+    assert.equal(
+      canonical(JSON.parse('{ "b": 1, "a": [true, { "d": null, "c": "x" }], "A": {} }')),
+      '{"A":{},"a":[true,{"c":"x","d":null}],"b":1}',
+    );
+  });
+
+  test("orders keys by UTF-16 code unit, not by locale", () => {
+    const value = { é: 1, z: 2, Z: 3, "😀": 4, "\uffff": 5, "": 6, "10": 7, "9": 8 };
+    assert.equal(canonical(value), '{"":6,"10":7,"9":8,"Z":3,"z":2,"é":1,"😀":4,"\uffff":5}');
+  });
+
+  test("arrays keep their order", () => {
+    assert.equal(canonical([3, 1, 2, { b: 0, a: 0 }]), '[3,1,2,{"a":0,"b":0}]');
+  });
+
+  test("primitives are written as JSON.stringify writes them", () => {
+    assert.equal(canonical('he said "hi"\n'), JSON.stringify('he said "hi"\n'));
+    assert.equal(canonical(1e21), "1e+21");
+    assert.equal(canonical(-0), "0");
+    assert.equal(canonical(null), "null");
+    assert.equal(canonical({ a: undefined, b: 1 }), '{"b":1}');
+    assert.equal(canonical([undefined]), "[null]");
+  });
+
+  test("a __proto__ key from JSON.parse is kept as data", () => {
+    assert.equal(canonical(JSON.parse('{"__proto__":{"x":1},"a":2}')), '{"__proto__":{"x":1},"a":2}');
+  });
+
+  test(`nesting up to ${MAX_JSON_DEPTH} levels is fine; deeper is refused as too_deep, saying so`, () => {
+    assert.equal(canonical(JSON.parse(nested(MAX_JSON_DEPTH))), nested(MAX_JSON_DEPTH));
+    assert.equal(refusalOf(JSON.parse(nested(MAX_JSON_DEPTH + 1))), "too_deep");
+    assert.equal(refusalOf(JSON.parse(nested(100_000))), "too_deep");
+    const deepObject = JSON.parse('{"a":'.repeat(MAX_JSON_DEPTH + 1) + "1" + "}".repeat(MAX_JSON_DEPTH + 1));
+    const refused = canonicalJson(deepObject);
+    assert.equal(refused.ok, false);
+    assert.match(refused.ok ? "" : refused.reason, /deeper than 64 levels/);
+  });
+
+  test("values JSON cannot hold are refused as not_json, naming what failed", () => {
+    assert.equal(refusalOf(undefined), "not_json");
+    assert.equal(refusalOf(1n), "not_json");
+    const nestedBigint = canonicalJson({ a: [1n] });
+    assert.equal(nestedBigint.ok ? "accepted" : nestedBigint.code, "not_json");
+    assert.match(nestedBigint.ok ? "" : nestedBigint.reason, /bigint/);
+  });
+
+  test("property: key order and whitespace do not change the result, which parses back to the same value", () => {
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 6 }), (value) => {
+        const text = canonical(value);
+        assert.equal(canonical(JSON.parse(reshuffled(value))), text);
+        assert.equal(canonical(JSON.parse(text)), text);
+        assert.deepEqual(JSON.parse(text), JSON.parse(JSON.stringify(value)));
+        assert.doesNotMatch(text, /^\s|\s$/);
+      }),
+      fcParams(),
+    );
+  });
+});

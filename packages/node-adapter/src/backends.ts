@@ -1,0 +1,143 @@
+/**
+ * Where `partner-yield serve` keeps its state: the fixtures and in-memory stores by default;
+ * PostgreSQL with `--database-url` (events, keys, partners, secrets, products, vaults, prices) and
+ * Redis with `--redis-url` (rate limits). The store packages are imported only when their flag is
+ * given, so a server on the defaults loads neither driver.
+ * @module
+ */
+import type {
+  EventStore,
+  KeyStore,
+  PartnerStore,
+  PositionSource,
+  PriceSource,
+  ProductRecord,
+  ProductSource,
+  RateLimiter,
+} from "@partner-yield/core";
+import type { BannerData } from "./banner.js";
+import { loadFixtureDir } from "./fixture-dir.js";
+
+export interface Backends {
+  readonly events: EventStore | undefined;
+  readonly rateLimiter: RateLimiter | undefined;
+  readonly keys: KeyStore;
+  readonly partners: PartnerStore;
+  readonly products: ProductSource;
+  readonly positions: PositionSource;
+  readonly prices: PriceSource;
+  /** What the banner shows (demo credentials, example slug, counts). */
+  readonly banner: BannerData;
+  /** One line per store: what holds it. */
+  readonly description: readonly string[];
+  /** `/readyz`: each store's check. */
+  readonly readinessChecks: Readonly<Record<string, () => Promise<void>>>;
+}
+
+export interface BackendOptions {
+  readonly fixturesDir: string;
+  /** False when prices come from a price table, not from the fixtures' prices.json. */
+  readonly fixturePricesServed?: boolean | undefined;
+  readonly databaseUrl: string | undefined;
+  readonly redisUrl: string | undefined;
+  /** Prefix of the rate-limit keys in Redis. */
+  readonly redisKeyPrefix?: string | undefined;
+  /** Connection errors of idle connections (the pools reconnect by themselves). */
+  readonly onConnectionError?: ((store: "postgres" | "redis", error: Error) => void) | undefined;
+}
+
+const ROLES = ["events", "keys", "partners", "products", "positions", "prices"] as const;
+
+/**
+ * Opens the stores the options ask for.
+ * @throws FixtureError for a bad fixture (in-memory data only), SchemaVersionError for a database
+ *   whose schema is not this code's, StoreUnavailableError when PostgreSQL or Redis cannot be reached.
+ */
+export async function openBackends(options: BackendOptions): Promise<Backends> {
+  const ok = () => Promise.resolve();
+  let data: Omit<Backends, "rateLimiter" | "readinessChecks" | "description"> & {
+    readonly checks: Record<string, () => Promise<void>>;
+    readonly line: string;
+    readonly close: () => Promise<void>;
+  };
+  if (options.databaseUrl === undefined) {
+    const fixtures = loadFixtureDir(options.fixturesDir, {
+      requirePrices: options.fixturePricesServed !== false,
+    });
+    data = {
+      events: undefined,
+      ...fixtures,
+      banner: fixtures,
+      checks: Object.fromEntries(ROLES.map((role) => [role, ok])),
+      line: `fixtures ${options.fixturesDir} and in-memory stores (this process only; events are lost on exit)`,
+      close: ok,
+    };
+  } else {
+    const postgres = await import("@partner-yield/store-postgres");
+    const stores = await postgres.openPostgresStores({
+      connectionString: options.databaseUrl,
+      onIdleError: (error) => options.onConnectionError?.("postgres", error),
+    });
+    try {
+      const partnerIds = await postgres.listPartnerIds(stores.pool);
+      const productRecords: ProductRecord[] = [];
+      for (const id of partnerIds) productRecords.push(...(await stores.products.listProducts(id)));
+      data = {
+        ...stores,
+        banner: { keys: stores.keys, partners: stores.partners, partnerList: partnerIds, productRecords },
+        checks: Object.fromEntries(ROLES.map((role) => [role, stores.ping])),
+        line: `PostgreSQL ${redactUrl(options.databaseUrl)} (${partnerIds.length} partners, ${productRecords.length} products)`,
+        close: stores.close,
+      };
+    } catch (error) {
+      await stores.close();
+      throw error;
+    }
+  }
+  let rateLimiter: RateLimiter | undefined;
+  let limiterCheck: () => Promise<void> = ok;
+  let limiterLine = "in-memory (this process only: each instance counts its own)";
+  if (options.redisUrl !== undefined) {
+    try {
+      const redisStore = await import("@partner-yield/store-redis");
+      const redis = await redisStore.connectRedis({
+        url: options.redisUrl,
+        onError: (error) => options.onConnectionError?.("redis", error),
+      });
+      const limiter = new redisStore.RedisRateLimiter({
+        redis,
+        ownsClient: true,
+        keyPrefix: options.redisKeyPrefix,
+      });
+      rateLimiter = limiter;
+      limiterCheck = () => limiter.ping();
+      limiterLine = `Redis ${redactUrl(options.redisUrl)} (shared by every instance)`;
+    } catch (error) {
+      await data.close();
+      throw error;
+    }
+  }
+  return {
+    events: data.events,
+    rateLimiter,
+    keys: data.keys,
+    partners: data.partners,
+    products: data.products,
+    positions: data.positions,
+    prices: data.prices,
+    banner: data.banner,
+    description: [`data and events: ${data.line}`, `rate limits: ${limiterLine}`],
+    readinessChecks: { ...data.checks, rate_limits: limiterCheck },
+  };
+}
+
+/** A connection URL without its password, for banners and messages. */
+export function redactUrl(text: string): string {
+  try {
+    const url = new URL(text);
+    if (url.password !== "") url.password = "***";
+    return url.toString();
+  } catch {
+    return "(unparsable URL)";
+  }
+}

@@ -1,0 +1,172 @@
+/**
+ * `partner-yield db migrate | import-fixtures DIR | status`: the PostgreSQL schema and data of a
+ * deployment. The store package is imported only here, when a `db` command runs.
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { FixtureError, StoreUnavailableError } from "@partner-yield/core";
+import { redactUrl } from "./backends.js";
+import { loadFixtureDir } from "./fixture-dir.js";
+
+const EXIT_OK = 0;
+const EXIT_FAILURE = 1;
+const EXIT_USAGE = 2;
+const EXIT_SCHEMA = 3;
+
+/** The text of `partner-yield db --help`. */
+export function dbHelpText(): string {
+  return [
+    "partner-yield db: the PostgreSQL schema and data of partner-yield",
+    "",
+    "Usage:",
+    "  partner-yield db migrate [--database-url URL]               apply the pending schema migrations",
+    "  partner-yield db import-fixtures DIR [--database-url URL]   load DIR's partners.json, products.json,",
+    "                                                               vaults.json and prices.json",
+    "  partner-yield db status [--database-url URL]                schema version and rows per table",
+    "  partner-yield db --help                                     this text",
+    "",
+    "Options:",
+    "  --database-url URL   DATABASE_URL   postgres://user:password@host:port/database (required)",
+    "",
+    "migrate is safe to run from several processes at once and again (it then applies nothing); a",
+    "server refuses to start until the schema is current. import-fixtures validates the files first",
+    "(nothing is written when one is invalid), then writes them in one transaction: a row equal to",
+    "its file entry is left alone, so importing twice changes nothing; rows the files do not name are",
+    "kept; a key or signing secret revoked in the database is never re-activated.",
+    "",
+    "Exit status: 0 done (status: the schema is current); 1 the database cannot be reached or a",
+    "statement failed; 2 a bad command line or fixture file; 3 the schema is not the one this",
+    "partner-yield knows (status, import-fixtures: run `partner-yield db migrate`; or the database",
+    "is newer than this partner-yield).",
+    "",
+  ].join("\n");
+}
+
+/**
+ * Runs a `db` command (argv after `db`); returns the exit status. Output on stdout, errors on stderr.
+ * @example process.exitCode = await runDbCommand(["status"], process.env);
+ */
+export async function runDbCommand(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<number> {
+  let parsed: ReturnType<typeof parseDbFlags>;
+  try {
+    parsed = parseDbFlags(argv);
+  } catch (error) {
+    return usage((error as Error).message);
+  }
+  const { values, positionals } = parsed;
+  if (values.help === true) {
+    process.stdout.write(dbHelpText());
+    return EXIT_OK;
+  }
+  const [command, ...rest] = positionals;
+  if (command === undefined) return usage("missing command: migrate, import-fixtures DIR or status");
+  if (!["migrate", "import-fixtures", "status"].includes(command))
+    return usage(`unknown command "${command}": migrate, import-fixtures DIR or status`);
+  const expected = command === "import-fixtures" ? 1 : 0;
+  if (rest.length < expected) return usage("import-fixtures needs the fixtures directory, e.g. fixtures/");
+  if (rest.length > expected) return usage(`unexpected argument "${rest[expected]}"`);
+  const url = values["database-url"] ?? (env["DATABASE_URL"] === "" ? undefined : env["DATABASE_URL"]);
+  if (url === undefined) return usage("no database: give --database-url URL or set DATABASE_URL");
+  if (!/^postgres(ql)?:\/\//.test(url) || !URL.canParse(url))
+    return usage(
+      `${values["database-url"] === undefined ? "DATABASE_URL" : "--database-url"} must be a postgres:// URL`,
+    );
+
+  // Validate the files before connecting: a bad file changes nothing and says where it is wrong.
+  let data: ReturnType<typeof loadFixtureDir> | undefined;
+  if (command === "import-fixtures") {
+    try {
+      data = loadFixtureDir(rest[0]!);
+    } catch (error) {
+      if (!(error instanceof FixtureError)) throw error;
+      return fail(EXIT_USAGE, `invalid fixtures: ${error.message}`);
+    }
+  }
+
+  const postgres = await import("@partner-yield/store-postgres");
+  const pool = postgres.createPool({ connectionString: url, max: 2, statementTimeoutMs: 60_000 });
+  const where = redactUrl(url);
+  try {
+    if (command === "migrate") {
+      const before = await postgres.schemaStatus(pool);
+      process.stdout.write(
+        before.pending.length === 0
+          ? `${where}: schema version ${before.current} is current; nothing to apply\n`
+          : `${where}: schema version ${before.current}; applying ${before.pending.length} migration(s)\n`,
+      );
+      const applied = await postgres.migrate(pool);
+      for (const m of applied)
+        process.stdout.write(`  applied ${String(m.version).padStart(4, "0")}_${m.name}\n`);
+      if (applied.length > 0)
+        process.stdout.write(`schema version ${applied[applied.length - 1]!.version}\n`);
+      return EXIT_OK;
+    }
+    const status = await postgres.schemaStatus(pool);
+    if (status.pending.length > 0) {
+      const message = `${where}: schema version ${status.current}, this partner-yield needs ${status.latest}: run \`partner-yield db migrate\` first`;
+      if (command === "status") process.stdout.write(`${message}\n`);
+      else process.stderr.write(`partner-yield: ${message}\n`);
+      return EXIT_SCHEMA;
+    }
+    if (command === "import-fixtures") {
+      process.stdout.write(`${where}: importing ${rest[0]}\n`);
+      const report = await postgres.importData(pool, postgres.dataSetOf(data!));
+      const rows = Object.entries(report).map(
+        ([table, c]) => [table, c.inserted, c.updated, c.unchanged] as const,
+      );
+      process.stdout.write(
+        `  ${"table".padEnd(16)} ${"inserted".padStart(8)} ${"updated".padStart(8)} ${"unchanged".padStart(9)}\n`,
+      );
+      for (const [table, inserted, updated, unchanged] of rows)
+        process.stdout.write(
+          `  ${table.padEnd(16)} ${String(inserted).padStart(8)} ${String(updated).padStart(8)} ${String(unchanged).padStart(9)}\n`,
+        );
+      const changed = rows.reduce((n, [, i, u]) => n + i + u, 0);
+      process.stdout.write(changed === 0 ? "nothing changed\n" : `${changed} row(s) written\n`);
+      return EXIT_OK;
+    }
+    const counts = await postgres.countRows(pool);
+    process.stdout.write(
+      [
+        `${where}`,
+        `  schema version   ${status.current} (current)`,
+        `  partners         ${counts.partners}`,
+        `  api keys         ${counts.apiKeys.active} active, ${counts.apiKeys.revoked} revoked`,
+        `  signing secrets  ${counts.signingSecrets.active} active, ${counts.signingSecrets.revoked} revoked`,
+        `  products         ${counts.products.active} active, ${counts.products.paused} paused, ${counts.products.deprecated} deprecated`,
+        `  vaults           ${counts.vaults} (${counts.vaultHoldings} holdings)`,
+        `  asset prices     ${counts.assetPrices}`,
+        `  events           ${counts.events}`,
+        "",
+      ].join("\n"),
+    );
+    return EXIT_OK;
+  } catch (error) {
+    if ((error as Error).name === "SchemaVersionError") return fail(EXIT_SCHEMA, (error as Error).message);
+    if (error instanceof StoreUnavailableError) return fail(EXIT_FAILURE, error.message);
+    return fail(EXIT_FAILURE, `${command} failed: ${(error as Error).message}`);
+  } finally {
+    await pool.end().catch(() => undefined);
+  }
+}
+
+function parseDbFlags(argv: readonly string[]) {
+  return parseArgs({
+    args: [...argv],
+    strict: true,
+    allowPositionals: true,
+    options: { "database-url": { type: "string" }, help: { type: "boolean", short: "h" } },
+  });
+}
+
+function usage(message: string): number {
+  return fail(EXIT_USAGE, `${message}\nRun \`partner-yield db --help\` for the commands and options.`);
+}
+
+function fail(code: number, message: string): number {
+  process.stderr.write(`partner-yield: ${message}\n`);
+  return code;
+}

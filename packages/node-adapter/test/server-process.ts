@@ -1,0 +1,86 @@
+/**
+ * Test support: `partner-yield serve` as a separate process (tsx with the source condition), as
+ * an operator runs it — started, read from its banner, and stopped with any signal (SIGKILL for
+ * the crash test).
+ */
+import { type ChildProcessByStdio, spawn } from "node:child_process";
+import type { Readable } from "node:stream";
+import { fileURLToPath } from "node:url";
+import { SCRIPT_END } from "../src/banner.js";
+
+const CLI = fileURLToPath(new URL("../src/cli.ts", import.meta.url));
+const REPO = fileURLToPath(new URL("../../../", import.meta.url));
+
+export interface ServerProcess {
+  readonly url: string;
+  readonly pid: number;
+  readonly banner: string;
+  /** Sends `signal` and resolves with the exit code (null when killed by a signal). */
+  stop(signal: NodeJS.Signals): Promise<number | null>;
+  output(): { stdout: string; stderr: string };
+}
+
+/** The environment of the child: this one without settings that would change the server. */
+function childEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: "--conditions=@partner-yield/source" };
+  for (const name of Object.keys(env))
+    if (
+      name === "PORT" ||
+      name === "DATABASE_URL" ||
+      name === "REDIS_URL" ||
+      name.startsWith("PARTNER_YIELD_")
+    )
+      delete env[name];
+  return env;
+}
+
+/** Runs `partner-yield ARGS` to its end. */
+export async function runCli(
+  args: readonly string[],
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ["--import", "tsx", CLI, ...args], {
+    cwd: REPO,
+    env: childEnv(),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d) => (stdout += d));
+  child.stderr.on("data", (d) => (stderr += d));
+  const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+  return { code, stdout, stderr };
+}
+
+/** `partner-yield serve --port 0 --log none ARGS`, once its banner is complete (at most 30 s). */
+export async function startServerProcess(args: readonly string[]): Promise<ServerProcess> {
+  const child: ChildProcessByStdio<null, Readable, Readable> = spawn(
+    process.execPath,
+    ["--import", "tsx", CLI, "serve", "--port", "0", "--log", "none", ...args],
+    { cwd: REPO, env: childEnv(), stdio: ["ignore", "pipe", "pipe"] },
+  );
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d) => (stdout += d));
+  child.stderr.on("data", (d) => (stderr += d));
+  const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
+  const deadline = Date.now() + 30_000;
+  while (!stdout.includes(SCRIPT_END)) {
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill("SIGKILL");
+      throw new Error(`the server did not start:\n${stdout}\n${stderr}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  const url = /serving \w+ at (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout)?.[1];
+  if (url === undefined) throw new Error(`no URL in the banner:\n${stdout}`);
+  return {
+    url,
+    pid: child.pid!,
+    banner: stdout,
+    stop(signal) {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+    output: () => ({ stdout, stderr }),
+  };
+}

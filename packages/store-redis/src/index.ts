@@ -1,0 +1,13 @@
+/**
+ * @partner-yield/store-redis — the core's `RateLimiter` on Redis: the exact rolling window shared
+ * by every instance, one Lua script per decision.
+ * @module
+ */
+export { RATE_LIMIT_SCRIPT } from "./rate-limit-script.js";
+export {
+  connectRedis,
+  RETRY_AFTER_SECONDS,
+  type RedisConnectionOptions,
+  RedisRateLimiter,
+  type RedisRateLimiterOptions,
+} from "./rate-limiter.js";

@@ -1,0 +1,165 @@
+/**
+ * A `RateLimiter` on Redis, shared by every instance: the exact rolling window of CONTRACT §7 (and
+ * the failed-authentication limit of §4), one atomic Lua script per decision, with the same
+ * decisions and headers as `MemoryRateLimiter`. Each counted hit is one sorted-set member, so a
+ * key holds at most `limit` members and expires with its last hit.
+ */
+import { type RateDecision, type RateLimiter, StoreUnavailableError } from "@partner-yield/core";
+import { Redis } from "ioredis";
+import { RATE_LIMIT_SCRIPT } from "./rate-limit-script.js";
+
+/** Seconds a client is asked to wait when Redis cannot answer. */
+export const RETRY_AFTER_SECONDS = 1;
+
+export interface RedisConnectionOptions {
+  /** `redis://[user:password@]host:port[/db]` (or `rediss://` for TLS). */
+  readonly url: string;
+  /** Time one command may take before it fails. Default 1000 ms. */
+  readonly commandTimeoutMs?: number | undefined;
+  /** Time to open a connection. Default 2000 ms. */
+  readonly connectTimeoutMs?: number | undefined;
+  /** Called with connection errors (the client reconnects by itself). */
+  readonly onError?: ((error: Error) => void) | undefined;
+}
+
+/**
+ * An ioredis client that fails fast instead of queueing: no offline queue (a command while
+ * disconnected fails at once), a timeout on every command, and reconnection forever with a backoff
+ * capped at 2 s, so the limiter recovers by itself when Redis returns. Connects before resolving.
+ * @throws StoreUnavailableError when Redis cannot be reached.
+ */
+export async function connectRedis(options: RedisConnectionOptions): Promise<Redis> {
+  const redis = new Redis(options.url, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: options.commandTimeoutMs ?? 1000,
+    connectTimeout: options.connectTimeoutMs ?? 2000,
+    retryStrategy: (attempt) => Math.min(100 * attempt, 2000),
+    enableAutoPipelining: true,
+  });
+  // ioredis prints unhandled 'error' events; the limiter reports failures as 503s instead.
+  redis.on("error", (error: Error) => options.onError?.(error));
+  try {
+    await redis.connect();
+  } catch (error) {
+    redis.disconnect();
+    throw new StoreUnavailableError(
+      `redis: cannot connect: ${(error as Error).message}`,
+      RETRY_AFTER_SECONDS,
+      {
+        cause: error,
+      },
+    );
+  }
+  return redis;
+}
+
+export interface RedisRateLimiterOptions {
+  /** A connected client (see `connectRedis`); closed by `close()` only when `ownsClient`. */
+  readonly redis: Redis;
+  /** Whether `close()` quits the client. Default false. */
+  readonly ownsClient?: boolean | undefined;
+  /** Prefix of every key, so deployments can share a Redis. Default "partner-yield:rate:". */
+  readonly keyPrefix?: string | undefined;
+  /** Milliseconds since the epoch, for tests; default Redis's own clock, one for every instance. */
+  readonly now?: (() => number) | undefined;
+}
+
+type ScriptReply = [allowed: number, counted: number, waitMs: number];
+
+type WithScript = Redis & {
+  partnerYieldRateLimit(
+    zset: string,
+    sequence: string,
+    limit: number,
+    windowMs: number,
+    count: "0" | "1",
+    now: number,
+  ): Promise<ScriptReply>;
+};
+
+/**
+ * @example
+ * const redis = await connectRedis({ url: process.env.REDIS_URL! });
+ * const rateLimiter = new RedisRateLimiter({ redis, ownsClient: true });
+ * const api = createPartnerApi({ environment: "production", ...stores, rateLimiter });
+ */
+export class RedisRateLimiter implements RateLimiter {
+  readonly #redis: WithScript;
+  readonly #owns: boolean;
+  readonly #prefix: string;
+  readonly #now: (() => number) | undefined;
+
+  constructor(options: RedisRateLimiterOptions) {
+    const redis = options.redis as WithScript;
+    if (typeof redis.partnerYieldRateLimit !== "function")
+      redis.defineCommand("partnerYieldRateLimit", { numberOfKeys: 2, lua: RATE_LIMIT_SCRIPT });
+    this.#redis = redis;
+    this.#owns = options.ownsClient ?? false;
+    this.#prefix = options.keyPrefix ?? "partner-yield:rate:";
+    this.#now = options.now;
+  }
+
+  hit(key: string, limit: number, windowMs: number): Promise<RateDecision> {
+    return this.#decide(key, limit, windowMs, "1");
+  }
+
+  peek(key: string, limit: number, windowMs: number): Promise<RateDecision> {
+    return this.#decide(key, limit, windowMs, "0");
+  }
+
+  /** Resolves when Redis answers; throws `StoreUnavailableError` otherwise. */
+  async ping(): Promise<void> {
+    try {
+      await this.#redis.ping();
+    } catch (error) {
+      throw unavailable("ping", error);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (!this.#owns) return;
+    if (this.#redis.status === "ready") await this.#redis.quit().catch(() => this.#redis.disconnect());
+    else this.#redis.disconnect();
+  }
+
+  async #decide(key: string, limit: number, windowMs: number, count: "0" | "1"): Promise<RateDecision> {
+    // The hash tag keeps both keys in one slot of a Redis Cluster.
+    const base = `${this.#prefix}{${key}}`;
+    let reply: ScriptReply;
+    try {
+      reply = await this.#redis.partnerYieldRateLimit(
+        base,
+        `${base}:seq`,
+        limit,
+        windowMs,
+        count,
+        this.#now === undefined ? -1 : this.#now(),
+      );
+    } catch (error) {
+      throw unavailable("rate-limit decision", error);
+    }
+    const [allowed, counted, waitMs] = reply.map(Number) as ScriptReply;
+    // The same arithmetic as MemoryRateLimiter, from the same three numbers.
+    if (allowed === 0) {
+      const retry = Math.max(1, Math.ceil(waitMs / 1000));
+      return { allowed: false, limit, remaining: 0, resetSeconds: retry, retryAfterSeconds: retry };
+    }
+    return {
+      allowed: true,
+      limit,
+      remaining: Math.max(0, limit - counted),
+      resetSeconds: counted === 0 ? 0 : Math.max(1, Math.ceil(waitMs / 1000)),
+      retryAfterSeconds: 0,
+    };
+  }
+}
+
+function unavailable(operation: string, error: unknown): StoreUnavailableError {
+  return new StoreUnavailableError(
+    `redis: ${operation} failed: ${error instanceof Error ? error.message : String(error)}`,
+    RETRY_AFTER_SECONDS,
+    { cause: error },
+  );
+}
