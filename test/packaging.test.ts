@@ -182,6 +182,7 @@ describe("packed packages installed with npm outside the workspace", { timeout: 
       status: 200,
       checks: true,
       listener: "function",
+      others: ["function", "function", "string"],
     });
   });
 
