@@ -26,7 +26,8 @@ function docByTitle(title: string): string | undefined {
   return undefined;
 }
 
-const DECISIONS = docByTitle("# Decisions where the contract is silent");
+/** Our decisions: the subsections of docs/contract.md, under the contract section each extends. */
+const DECISIONS = readFileSync(new URL("contract.md", DOCS), "utf8");
 
 function flat(text: string): string {
   return text.replace(/\s+/g, " ").trim();
@@ -46,7 +47,7 @@ function sectionText(document: string, heading: RegExp): string | undefined {
 
 function citedText(c: Citation): string | undefined {
   if (c.document === "decisions")
-    return sectionText(DECISIONS ?? "", new RegExp(`^## ${escapeRegExp(c.section)}$`));
+    return sectionText(DECISIONS, new RegExp(`^#{2,3} ${escapeRegExp(c.section)}$`));
   const number = /^§([0-9]+)(?:\.([0-9]+))?$/.exec(c.section);
   if (number === null) return undefined;
   const doc = COPIES[c.document];
@@ -112,7 +113,6 @@ describe("the check registry", () => {
   });
 
   test(`every quote (${ALL_CITATIONS.length}) is found verbatim in the section it names`, () => {
-    assert.ok(DECISIONS !== undefined, "docs/ holds our decisions");
     const missing = ALL_CITATIONS.filter(([, c]) => !flat(citedText(c) ?? "").includes(flat(c.quote)));
     assert.deepEqual(
       missing.map(([id, c]) => `${id}: ${c.document} ${c.section}: ${c.quote}`),

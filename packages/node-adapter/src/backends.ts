@@ -39,6 +39,8 @@ export interface Backends {
 
 export interface BackendOptions {
   readonly fixturesDir: string;
+  /** False when prices come from a price table, not from the fixtures' prices.json. */
+  readonly fixturePricesServed?: boolean | undefined;
   readonly databaseUrl: string | undefined;
   readonly redisUrl: string | undefined;
   /** Prefix of the rate-limit keys in Redis. */
@@ -62,7 +64,9 @@ export async function openBackends(options: BackendOptions): Promise<Backends> {
     readonly close: () => Promise<void>;
   };
   if (options.databaseUrl === undefined) {
-    const fixtures = loadFixtureDir(options.fixturesDir);
+    const fixtures = loadFixtureDir(options.fixturesDir, {
+      requirePrices: options.fixturePricesServed !== false,
+    });
     data = {
       events: undefined,
       priceTable: undefined,

@@ -51,6 +51,7 @@ async function serve(config: ServeConfig): Promise<void> {
   try {
     backends = await openBackends({
       fixturesDir: config.fixturesDir,
+      fixturePricesServed: config.chain?.priceTable === undefined,
       databaseUrl: config.databaseUrl,
       redisUrl: config.redisUrl,
       redisKeyPrefix: config.redisKeyPrefix,

@@ -53,6 +53,6 @@ export function readFixtureDir(dir: string): Record<FixtureFileName, unknown> {
  * Reads and validates the fixtures in `dir` and builds the in-memory stores.
  * @example const data = loadFixtureDir(DEFAULT_FIXTURES_DIR); data.productRecords.length;
  */
-export function loadFixtureDir(dir: string): SandboxData {
-  return loadFixtures(readFixtureDir(dir), { dir });
+export function loadFixtureDir(dir: string, options: { requirePrices?: boolean } = {}): SandboxData {
+  return loadFixtures(readFixtureDir(dir), { dir, requirePrices: options.requirePrices });
 }

@@ -6,6 +6,7 @@ export { type BannerData, type BannerInput, formatBanner } from "./banner.js";
 export { DEMO_CREDENTIALS } from "./demo.js";
 export { DEFAULT_FIXTURES_DIR, loadFixtureDir, readFixtureDir } from "./fixture-dir.js";
 export { nodeHmacSha256, nodeSha256 } from "./hmac.js";
+export { type ApiKeyRow, apiKeyRow, ForeignApiKeyError } from "./key-import.js";
 export {
   createListener,
   type ListenerOptions,
@@ -13,6 +14,7 @@ export {
   type PartnerListener,
 } from "./listener.js";
 export { DEFAULT_OPENAPI_PATH, openApiJson, writeOpenApiDocument } from "./openapi-file.js";
+export { type PlainRequestOptions, toPlainRequest } from "./plain-request.js";
 export { type BodyState, createBodyReader, newBodyState } from "./request-body.js";
 export {
   type ErrorLogEntry,

@@ -10,6 +10,7 @@ import { randomBytes } from "node:crypto";
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { ApiError, type PartnerApiHandler, type PlainResponse } from "@partner-yield/core";
+import { incomingRequestId, plainHeaders } from "./plain-request.js";
 import {
   ANY_ROUTE_METHODS,
   clientErrorProblem,
@@ -95,8 +96,6 @@ export type ListenerTarget = PartnerApiHandler & {
 /** Longest a store may take to answer a `/readyz` check. */
 const READINESS_CHECK_MS = 2000;
 
-/** A sane incoming request id is echoed; anything else gets a generated one (by the core). */
-const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const OPS_HEADERS = {
   "content-type": "application/json; charset=utf-8",
   "cache-control": "no-store",
@@ -349,17 +348,6 @@ function parserFault(error: NodeJS.ErrnoException & { reason?: unknown }): strin
 }
 
 /** node lower-cases header names and joins repeats with ", "; only set-cookie stays an array. */
-function plainHeaders(req: IncomingMessage): Readonly<Record<string, string | undefined>> {
-  const headers = req.headers;
-  if (headers["set-cookie"] === undefined) return headers as Record<string, string | undefined>;
-  return { ...headers, "set-cookie": headers["set-cookie"].join(", ") };
-}
-
-function incomingRequestId(req: IncomingMessage): string | undefined {
-  const id = req.headers["x-request-id"];
-  return typeof id === "string" && SANE_REQUEST_ID.test(id) ? id : undefined;
-}
-
 /**
  * Whether the connection must close after this response because the request's body is not (and
  * will not be) read to its end: reading stopped at the limit; `100 Continue` was never sent, so the
