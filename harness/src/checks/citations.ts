@@ -11,7 +11,7 @@ export function spec(section: string, quote: string): Citation {
   return { document: "interface.md", section, quote };
 }
 
-/** A line of CONTRACT.md. */
+/** A line of the contract (docs/contract.md §1–§9). */
 export function contract(section: string, quote: string): Citation {
   return { document: "CONTRACT", section, quote };
 }

@@ -6,8 +6,8 @@
  */
 
 /**
- * `spec` checks only what interface.md states (plus "no 5xx"); `reference` adds the decisions of
- * CONTRACT.md. A check of level `spec` runs at both levels and may assert more at `reference`.
+ * `spec` checks only what docs/interface.md states (plus "no 5xx"); `reference` adds the decisions of
+ * docs/contract.md. A check of level `spec` runs at both levels and may assert more at `reference`.
  */
 export type Level = "spec" | "reference";
 export const LEVELS: readonly Level[] = ["spec", "reference"];

@@ -58,7 +58,7 @@ function stringHeader(description: string, required: boolean, schema: Json = { t
 
 const INFO_DESCRIPTION = [
   "Partner-facing yield products: list products, read a wallet's position, compute an expected yield, and",
-  "push signed, idempotent partner events. The normative profile is `interface.md` plus `CONTRACT.md`.",
+  "push signed, idempotent partner events. The normative profile is docs/interface.md plus docs/contract.md in the project repository.",
   "",
   "- **Environments**: one server serves one environment, sandbox or production, with identical paths.",
   "  Keys are `ypk_test_…` (sandbox) and `ypk_live_…` (production); a key of the other environment is",
