@@ -83,6 +83,7 @@ export {
   problemBody,
 } from "./http/errors.js";
 export { type FetchHandlerOptions, toFetchHandler } from "./http/fetch.js";
+export { acceptableRequestId } from "./http/incoming-request-id.js";
 export { buildOpenApiDocument, OPENAPI_DOCUMENT_VERSION, type OpenApiOptions } from "./http/openapi.js";
 // The API: one entry point, request in, response out
 export { createPartnerApi, type PartnerApi } from "./http/partner-api.js";

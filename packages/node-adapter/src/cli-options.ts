@@ -5,6 +5,11 @@
  */
 import { parseArgs } from "node:util";
 import { type Environment, EVM_CHAINS } from "@partner-yield/core";
+import {
+  type ConnectionLimits,
+  DEFAULT_CROWDED_IDLE_TIMEOUT_MS,
+  DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
+} from "./connections.js";
 import { DEFAULT_FIXTURES_DIR } from "./fixture-dir.js";
 import { DEFAULT_TIMEOUTS, type ServerTimeouts } from "./server.js";
 
@@ -22,6 +27,8 @@ export interface ServeConfig {
   /** Undefined: each partner's own quota. */
   readonly rateLimitQuota: number | undefined;
   readonly timeouts: ServerTimeouts;
+  /** Connection caps; `maxConnections` undefined: three quarters of the open-files limit. */
+  readonly connections: ConnectionLimits;
   readonly log: "json" | "none";
   /** PostgreSQL for events, keys, partners, products…; undefined: fixtures and in-memory stores. */
   readonly databaseUrl: string | undefined;
@@ -129,6 +136,27 @@ export const SERVE_FLAGS: readonly Flag[] = [
     value: "MS",
     default: String(DEFAULT_TIMEOUTS.shutdownTimeoutMs),
     help: "on SIGTERM/SIGINT, how long requests in flight may finish",
+  },
+  {
+    flag: "max-connections",
+    env: "PARTNER_YIELD_MAX_CONNECTIONS",
+    value: "N",
+    default: "three quarters of the open-files limit (ulimit -n)",
+    help: "most connections open at once; beyond it a new one closes the longest-idle one, or is closed at once when none is idle",
+  },
+  {
+    flag: "max-connections-per-address",
+    env: "PARTNER_YIELD_MAX_CONNECTIONS_PER_ADDRESS",
+    value: "N",
+    default: String(DEFAULT_MAX_CONNECTIONS_PER_ADDRESS),
+    help: "most connections open at once from one client address; beyond it a new one is closed at once",
+  },
+  {
+    flag: "crowded-idle-timeout",
+    env: "PARTNER_YIELD_CROWDED_IDLE_TIMEOUT_MS",
+    value: "MS",
+    default: String(DEFAULT_CROWDED_IDLE_TIMEOUT_MS),
+    help: "idle time before a connection is closed while ≥ 3/4 of --max-connections are open",
   },
   {
     flag: "rate-limit-quota",
@@ -320,6 +348,17 @@ export function parseCommandLine(
       bodyLimitBytes: integer("body-limit", 1, MAX_BODY_LIMIT, 65_536),
       rateLimitQuota: quota,
       timeouts,
+      connections: {
+        maxConnections:
+          raw("max-connections") === undefined ? undefined : integer("max-connections", 1, 10_000_000, 1),
+        maxConnectionsPerAddress: integer(
+          "max-connections-per-address",
+          1,
+          10_000_000,
+          DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
+        ),
+        crowdedIdleTimeoutMs: integer("crowded-idle-timeout", 1, DAY_MS, DEFAULT_CROWDED_IDLE_TIMEOUT_MS),
+      },
       log: choice("log", ["json", "none"], "json"),
       databaseUrl: url("database-url", ["postgres", "postgresql"]),
       redisUrl: url("redis-url", ["redis", "rediss"]),

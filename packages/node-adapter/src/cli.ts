@@ -99,6 +99,7 @@ async function serve(config: ServeConfig): Promise<void> {
       port: config.port,
       bodyLimitBytes: config.bodyLimitBytes,
       timeouts: config.timeouts,
+      connections: config.connections,
       log: config.log,
       readinessChecks: { ...readinessChecks, ...chain?.readinessChecks },
     });

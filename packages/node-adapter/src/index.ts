@@ -3,6 +3,14 @@
  * @module
  */
 export { type BannerData, type BannerInput, formatBanner } from "./banner.js";
+export {
+  type ConnectionGuard,
+  type ConnectionLimits,
+  DEFAULT_CROWDED_IDLE_TIMEOUT_MS,
+  DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
+  defaultMaxConnections,
+  guardConnections,
+} from "./connections.js";
 export { DEMO_CREDENTIALS } from "./demo.js";
 export { DEFAULT_FIXTURES_DIR, loadFixtureDir, readFixtureDir } from "./fixture-dir.js";
 export { nodeHmacSha256, nodeSha256 } from "./hmac.js";

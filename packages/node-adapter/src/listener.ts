@@ -10,7 +10,9 @@ import { randomBytes } from "node:crypto";
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { ApiError, type PartnerApiHandler, type PlainResponse } from "@partner-yield/core";
+import type { ConnectionGuard } from "./connections.js";
 import { incomingRequestId, plainHeaders } from "./plain-request.js";
+import { protocolRefusal } from "./protocol-checks.js";
 import {
   ANY_ROUTE_METHODS,
   clientErrorProblem,
@@ -47,6 +49,12 @@ export interface ListenerOptions {
    * that throws or rejects (answered 500) are logged too: on stderr, or to the function.
    */
   readonly log?: RequestLogOption | undefined;
+  /**
+   * The connection guard of the server (`guardConnections`): told when each connection is busy,
+   * the source of each request's client address (as accepted, so a reset cannot erase it), and,
+   * while it is crowded, `/healthz`, `/readyz`, 401 and 429 answers close their connection.
+   */
+  readonly connections?: ConnectionGuard | undefined;
 }
 
 /** A node:http request listener with the state graceful shutdown needs. */
@@ -67,6 +75,11 @@ export interface PartnerListener {
    * closes in every case.
    */
   readonly clientError: (error: Error, socket: Duplex) => void;
+  /**
+   * For `server.on("checkExpectation", …)`: a request with an `Expect` other than `100-continue`
+   * is answered `400 invalid_parameter` in problem+json and logged (node alone answers a bare 417).
+   */
+  readonly checkExpectation: (req: IncomingMessage, res: ServerResponse) => void;
   /**
    * For `server.on("connect", …)`: `CONNECT` is answered `405 method_not_allowed` (this server is
    * not a proxy) with `Allow: GET, HEAD, POST`, and the connection closes. Without a listener,
@@ -126,6 +139,30 @@ export function createListener(api: ListenerTarget, options: ListenerOptions = {
   const current = new WeakMap<Duplex, ActiveRequest>();
   /** Connections whose parser failed during a request that is still answered (it closes them after). */
   const failed = new WeakSet<Duplex>();
+  const connections = options.connections;
+  /**
+   * Per connection, the requests not done yet: when it closes they are done, also those whose
+   * response was still queued behind a pipelined one (node emits no `close` on those).
+   */
+  const unfinished = new WeakMap<Duplex, Set<() => void>>();
+
+  /** Calls `fn` when `socket` closes (at once if it has); returns the function that cancels it. */
+  function onSocketClose(socket: Duplex, fn: () => void): () => void {
+    let waiting = unfinished.get(socket);
+    if (waiting === undefined) {
+      const set = new Set<() => void>();
+      waiting = set;
+      unfinished.set(socket, set);
+      socket.once("close", () => {
+        unfinished.delete(socket);
+        for (const close of set) close();
+      });
+    }
+    if (socket.destroyed) queueMicrotask(fn);
+    else waiting.add(fn);
+    const set = waiting;
+    return () => set.delete(fn);
+  }
 
   function finished(): void {
     inFlight--;
@@ -147,12 +184,23 @@ export function createListener(api: ListenerTarget, options: ListenerOptions = {
     let answered = false;
     const { path, query } = splitTarget(req.url ?? "/");
     const method = req.method ?? "GET";
+    const socket = req.socket;
+    connections?.requestStarted(socket);
     const done = () => {
       if (--pending > 0) return;
       finished();
+      connections?.requestEnded(socket);
       log?.(entry(method, path, !res.writableFinished, status, requestId, started));
     };
-    res.once("close", done);
+    let closed = false;
+    const responseClosed = () => {
+      if (closed) return;
+      closed = true;
+      forget();
+      done();
+    };
+    res.once("close", responseClosed);
+    const forget = onSocketClose(socket, responseClosed);
 
     /** The one answer of this request: the first call writes (or, client gone, records) it. */
     const answer = (plain: PlainResponse, close: boolean) => {
@@ -170,7 +218,6 @@ export function createListener(api: ListenerTarget, options: ListenerOptions = {
       closeAfter: false,
       refuse: (error) => answer(problemResponse(error, incomingRequestId(req) ?? nextOpsId()), true),
     };
-    const socket = req.socket;
     current.set(socket, active);
     const release = () => {
       if (current.get(socket) === active) current.delete(socket);
@@ -178,19 +225,22 @@ export function createListener(api: ListenerTarget, options: ListenerOptions = {
     };
 
     const ops = path === "/healthz" || path === "/readyz";
+    const refusal = protocolRefusal(req);
     let response: Promise<PlainResponse>;
     try {
-      response = ops
-        ? answerOps(path, method, incomingRequestId(req) ?? nextOpsId())
-        : api.handle({
-            method,
-            path,
-            query,
-            headers: plainHeaders(req),
-            body: hasBody(req) ? createBodyReader(req, state, deferContinue ? res : undefined) : undefined,
-            clientAddress: req.socket.remoteAddress,
-            requestId: incomingRequestId(req),
-          });
+      response = refusal
+        ? Promise.resolve(problemResponse(refusal, incomingRequestId(req) ?? nextOpsId()))
+        : ops
+          ? answerOps(path, method, incomingRequestId(req) ?? nextOpsId())
+          : api.handle({
+              method,
+              path,
+              query,
+              headers: plainHeaders(req),
+              body: hasBody(req) ? createBodyReader(req, state, deferContinue ? res : undefined) : undefined,
+              clientAddress: connections?.addressOf(socket) ?? socket.remoteAddress,
+              requestId: incomingRequestId(req),
+            });
     } catch (error) {
       response = Promise.reject(error);
     }
@@ -200,7 +250,9 @@ export function createListener(api: ListenerTarget, options: ListenerOptions = {
           const unread = ops
             ? hasBody(req) && !req.complete
             : mustClose(req, state, deferContinue, drainLimit);
-          answer(plain, draining || active.closeAfter || unread);
+          // While crowded, answers that need no key do not keep a connection for free.
+          const shed = connections?.crowded === true && (ops || plain.status === 401 || plain.status === 429);
+          answer(plain, draining || active.closeAfter || unread || refusal !== undefined || shed);
         },
         (error: unknown) => {
           const id = incomingRequestId(req) ?? nextOpsId();
@@ -279,6 +331,7 @@ export function createListener(api: ListenerTarget, options: ListenerOptions = {
   Object.defineProperties(listener, {
     checkContinue: { value: (req: IncomingMessage, res: ServerResponse) => serve(req, res, true) },
     clientError: { value: clientError },
+    checkExpectation: { value: (req: IncomingMessage, res: ServerResponse) => serve(req, res, false) },
     connect: { value: connect },
     inFlight: { get: () => inFlight },
     draining: { get: () => draining },

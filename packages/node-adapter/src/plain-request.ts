@@ -7,7 +7,7 @@
  * @module
  */
 import type { IncomingMessage } from "node:http";
-import type { PlainRequest } from "@partner-yield/core";
+import { acceptableRequestId, type PlainRequest } from "@partner-yield/core";
 import { createBodyReader, hasBody, newBodyState } from "./request-body.js";
 import { splitTarget } from "./request-target.js";
 
@@ -19,8 +19,6 @@ export interface PlainRequestOptions {
    */
   readonly clientAddress?: string | undefined;
 }
-
-const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
  * @example
@@ -49,8 +47,12 @@ export function plainHeaders(req: IncomingMessage): Readonly<Record<string, stri
   return { ...headers, "set-cookie": headers["set-cookie"].join(", ") };
 }
 
-/** A sane incoming `X-Request-Id` is used and echoed; anything else leaves the core to generate one. */
+/**
+ * A sane incoming `X-Request-Id` is used and echoed; anything else (the core's `acceptableRequestId`
+ * refuses it: bad characters, too long, or like an API key or signing secret) leaves the core to
+ * generate one.
+ */
 export function incomingRequestId(req: IncomingMessage): string | undefined {
   const id = req.headers["x-request-id"];
-  return typeof id === "string" && SANE_REQUEST_ID.test(id) ? id : undefined;
+  return typeof id === "string" && acceptableRequestId(id) ? id : undefined;
 }

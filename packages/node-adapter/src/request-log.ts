@@ -67,8 +67,20 @@ const SECRET = /(ypk_(?:test|live)_|whsec_)[A-Za-z0-9_-]*/g;
  */
 export function logPath(path: string): string {
   let out = path.length > MAX_PATH ? `${path.slice(0, MAX_PATH)}…` : path;
+  if (out.includes("%")) out = maskEncodedSecrets(out);
   if (out.includes("ypk_") || out.includes("whsec_")) out = out.replace(SECRET, "$1[redacted]");
   return out;
+}
+
+/**
+ * A path whose percent-decoded form holds a key or secret (`ypk%5Ftest%5F…`) is logged decoded,
+ * so the mask applies; any other path is logged as sent.
+ */
+function maskEncodedSecrets(path: string): string {
+  const decoded = path.replace(/%([0-9A-Fa-f]{2})/g, (_, hex: string) =>
+    String.fromCharCode(parseInt(hex, 16)),
+  );
+  return /ypk_(?:test|live)_|whsec_/.test(decoded) ? decoded : path;
 }
 
 /**

@@ -19,6 +19,7 @@ import {
   type RateLimiter,
   type SandboxData,
 } from "@partner-yield/core";
+import { type ConnectionGuard, type ConnectionLimits, guardConnections } from "./connections.js";
 import { DEFAULT_FIXTURES_DIR, loadFixtureDir } from "./fixture-dir.js";
 import { nodeHmacSha256, nodeSha256 } from "./hmac.js";
 import { createListener, type PartnerListener } from "./listener.js";
@@ -131,6 +132,11 @@ export interface StartServerOptions extends NodeApiOptions {
   /** Or derive the handler from the API, e.g. to inject faults: `wrap: (api) => ({ handle: … })`. */
   readonly wrap?: ((api: PartnerApi) => PartnerApiHandler) | undefined;
   readonly timeouts?: Partial<ServerTimeouts> | undefined;
+  /**
+   * Caps on open connections, in all and per client address, and the shorter idle time while the
+   * server is crowded (see `ConnectionLimits` for the defaults).
+   */
+  readonly connections?: ConnectionLimits | undefined;
   /** Named store checks reported by `/readyz` (see `ListenerTarget.readinessChecks`). */
   readonly readinessChecks?: Readonly<Record<string, () => Promise<void>>> | undefined;
   /**
@@ -150,6 +156,8 @@ export interface RunningServer {
   readonly server: Server;
   readonly api: PartnerApi;
   readonly listener: PartnerListener;
+  /** Open, refused and evicted connections (see `ConnectionGuard`). */
+  readonly connections: ConnectionGuard;
   /**
    * Graceful shutdown: stop accepting, answer `/readyz` 503, let requests in flight finish (at most
    * `shutdownTimeoutMs`, then their connections are cut), wait for their handlers, close the stores.
@@ -179,8 +187,9 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
           ready: () => api.ready(),
           readinessChecks: options.readinessChecks,
         };
-  const listener = createListener(target, { log: options.log, drainLimitBytes: options.bodyLimitBytes });
   const server = createServer({
+    // Answered by the listener, in problem+json and logged, instead of node's bare 400.
+    requireHostHeader: false,
     headersTimeout: timeouts.headersTimeoutMs,
     requestTimeout: timeouts.requestTimeoutMs,
     keepAliveTimeout: timeouts.keepAliveTimeoutMs,
@@ -188,7 +197,14 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     // which would let a slow-headers client hold a socket up to 40 s).
     connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(timeouts.headersTimeoutMs / 4))),
   });
+  const connections = guardConnections(server, options.connections);
+  const listener = createListener(target, {
+    log: options.log,
+    drainLimitBytes: options.bodyLimitBytes,
+    connections,
+  });
   server.on("request", listener);
+  server.on("checkExpectation", listener.checkExpectation);
   server.on("checkContinue", listener.checkContinue);
   server.on("clientError", listener.clientError);
   server.on("connect", listener.connect);
@@ -203,6 +219,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       });
     });
   } catch (error) {
+    connections.stop();
     await api.close();
     throw error;
   }
@@ -220,12 +237,13 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       await listener.whenIdle(timeouts.shutdownTimeoutMs);
       await Promise.race([closed, delay(timeouts.shutdownTimeoutMs)]);
       server.closeAllConnections();
+      connections.stop();
       await api.close();
     })();
     return closing;
   };
 
-  return { url: `http://${urlHost(host)}:${port}`, host, port, server, api, listener, close };
+  return { url: `http://${urlHost(host)}:${port}`, host, port, server, api, listener, connections, close };
 }
 
 function validateTimeouts(t: ServerTimeouts): void {

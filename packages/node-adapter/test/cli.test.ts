@@ -115,6 +115,10 @@ describe("partner-yield CLI", () => {
         "--keep-alive-timeout",
         "--shutdown-timeout",
         "--rate-limit-quota",
+        "--max-connections",
+        "PARTNER_YIELD_MAX_CONNECTIONS",
+        "--max-connections-per-address",
+        "--crowded-idle-timeout",
         "--log",
         String(DEFAULT_TIMEOUTS.keepAliveTimeoutMs),
       ]) {

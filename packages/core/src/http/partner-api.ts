@@ -10,6 +10,7 @@ import type { EventStore } from "../stores/event-store.js";
 import { authenticate } from "./authenticate.js";
 import { resolveDependencies } from "./dependencies.js";
 import { replyToFailure } from "./failure.js";
+import { acceptableRequestId } from "./incoming-request-id.js";
 import { buildOpenApiDocument } from "./openapi.js";
 import type { PartnerApiOptions } from "./partner-api-options.js";
 import type { PartnerApiHandler, PlainRequest } from "./plain-request.js";
@@ -63,7 +64,8 @@ export function createPartnerApi(options: PartnerApiOptions): PartnerApi {
     environment: deps.environment,
     events: deps.events,
     async handle(request) {
-      const requestId = request.requestId ?? nextRequestId();
+      const given = request.requestId;
+      const requestId = given !== undefined && acceptableRequestId(given) ? given : nextRequestId();
       const reply = await dispatch(request, requestId).catch((error: unknown) =>
         replyToFailure(error, requestId, deps.onError),
       );

@@ -25,7 +25,11 @@ export interface PlainRequest {
    * that limit is off for the request: adapters should always supply one.
    */
   readonly clientAddress?: string | undefined;
-  /** A request id already chosen by the adapter (e.g. a sane incoming `X-Request-Id`). */
+  /**
+   * A request id already chosen by the adapter (e.g. a sane incoming `X-Request-Id`); one that
+   * `acceptableRequestId` refuses (not 1–128 of `A-Za-z0-9._:-`, or like an API key or signing
+   * secret) is replaced by a generated id.
+   */
   readonly requestId?: string | undefined;
 }
 
