@@ -195,7 +195,7 @@ async function mixWorker(offset: number): Promise<void> {
     const kind = KINDS[i % KINDS.length]!;
     const r = kind.request();
     try {
-      const res = await (kind.expect === undefined ? pool : badPool).request({ ...r, body: r.body });
+      const res = await (kind.expect === undefined ? pool : badPool).request({ ...r, body: r.body ?? null });
       await res.body.text();
       answered++;
       note(counts, `${kind.name} ${res.statusCode}`);
