@@ -25,6 +25,10 @@ const HELP = `pnpm flood [options]: idle keep-alive connection flood against a s
   --duration S        seconds the flood and the legitimate client run (default 20, 1 to 120)
   --addresses K       loopback source addresses the flood comes from, 127.0.1.1… (default 100)
   --legit N           legitimate client's concurrent requests (default 4), from 127.0.0.1
+  --legit-keep-alive  the legitimate client keeps its connections (default: a new connection
+                      per request, as clients arriving during the flood need)
+  --server-fd-limit N the server's ulimit -n (default 16000: below the flood's 19,800, so an
+                      unprotected server runs out of descriptors)
   --server-flags "…"  extra flags for \`partner-yield serve\` (always: --port 0 --log none
                       --rate-limit-quota 1000000000)
   --repo DIR          serve the checkout at DIR instead of this one (e.g. a worktree of main)
@@ -37,6 +41,8 @@ const { values } = parseArgs({
     duration: { type: "string" },
     addresses: { type: "string" },
     legit: { type: "string" },
+    "legit-keep-alive": { type: "boolean" },
+    "server-fd-limit": { type: "string" },
     "server-flags": { type: "string" },
     repo: { type: "string" },
     help: { type: "boolean", short: "h" },
@@ -69,11 +75,23 @@ const CONNECTIONS = Math.min(asked, fdRoom);
 const DURATION_S = intFlag("duration", values.duration, 20, 1, 120);
 const ADDRESSES = intFlag("addresses", values.addresses, 100, 1, 250);
 const LEGIT = intFlag("legit", values.legit, 4, 1, 64);
+const KEEP_ALIVE = values["legit-keep-alive"] === true;
+const SERVER_FDS = intFlag(
+  "server-fd-limit",
+  values["server-fd-limit"],
+  Math.min(16_000, ownFdLimit()),
+  64,
+  ownFdLimit(),
+);
 const serverFlags = (values["server-flags"] ?? "").split(/\s+/).filter((f) => f !== "");
 
-const server = await startServerChild(["--rate-limit-quota", "1000000000", ...serverFlags], values.repo);
+const server = await startServerChild(
+  ["--rate-limit-quota", "1000000000", ...serverFlags],
+  values.repo,
+  SERVER_FDS,
+);
 process.stdout.write(
-  `flood: ${CONNECTIONS} idle connections${asked > CONNECTIONS ? ` (of ${asked} asked; ulimit -n is ${ownFdLimit()})` : ""} from ${ADDRESSES} addresses, ${DURATION_S} s, server pid ${server.pid} ${serverFlags.join(" ")}\n`,
+  `flood: ${CONNECTIONS} idle connections${asked > CONNECTIONS ? ` (of ${asked} asked; ulimit -n is ${ownFdLimit()})` : ""} from ${ADDRESSES} addresses, ${DURATION_S} s, server pid ${server.pid} (ulimit -n ${SERVER_FDS}) ${serverFlags.join(" ")}; legitimate client: ${LEGIT} at a time, ${KEEP_ALIVE ? "keep-alive" : "a new connection per request"}\n`,
 );
 
 const deadline = performance.now() + DURATION_S * 1000;
@@ -150,6 +168,7 @@ async function runLegit(): Promise<void> {
           method: "GET",
           path: "/api/partner/products",
           headers: { "x-api-key": DEMO.sandboxApiKey },
+          reset: !KEEP_ALIVE,
         });
         await res.body.text();
         const key = String(res.statusCode);

@@ -18,27 +18,37 @@ export interface ServerChild {
 
 /**
  * Starts `serve --port 0 --log none` plus `flags`, from `repo` (default this checkout), and waits
- * for its banner.
+ * for its banner. With `fdLimit`, the server runs under `ulimit -n fdLimit` (at most this
+ * process's own limit).
  */
-export async function startServerChild(flags: readonly string[], repo?: string): Promise<ServerChild> {
+export async function startServerChild(
+  flags: readonly string[],
+  repo?: string,
+  fdLimit?: number,
+): Promise<ServerChild> {
   const root = repo ?? fileURLToPath(new URL("../", import.meta.url));
   const cli = join(root, "packages/node-adapter/src/cli.ts");
-  const child = spawn(
-    process.execPath,
-    [
-      "--conditions=@partner-yield/source",
-      "--import",
-      "tsx",
-      cli,
-      "serve",
-      "--port",
-      "0",
-      "--log",
-      "none",
-      ...flags,
-    ],
-    { cwd: root, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NODE_OPTIONS: "" } },
-  );
+  const args = [
+    "--conditions=@partner-yield/source",
+    "--import",
+    "tsx",
+    cli,
+    "serve",
+    "--port",
+    "0",
+    "--log",
+    "none",
+    ...flags,
+  ];
+  const env = { ...process.env, NODE_OPTIONS: "" };
+  const child =
+    fdLimit === undefined
+      ? spawn(process.execPath, args, { cwd: root, stdio: ["ignore", "pipe", "pipe"], env })
+      : spawn("/bin/sh", ["-c", `ulimit -n ${fdLimit} && exec "$0" "$@"`, process.execPath, ...args], {
+          cwd: root,
+          stdio: ["ignore", "pipe", "pipe"],
+          env,
+        });
   let out = "";
   let err = "";
   child.stderr!.on("data", (d: Buffer) => {
