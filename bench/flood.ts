@@ -6,7 +6,7 @@
  *
  *   pnpm flood                                   # 20,000 connections (or what `ulimit -n` allows), 20 s
  *   pnpm flood --connections 5000 --duration 5
- *   pnpm flood --server-flags "--max-connections 2000"
+ *   pnpm flood --server-flags="--max-connections 2000"
  *   pnpm flood --repo /tmp/other-checkout        # serve another checkout of the repository
  *
  * The flood's own descriptors count against this process's `ulimit -n`: the connections are
@@ -29,7 +29,7 @@ const HELP = `pnpm flood [options]: idle keep-alive connection flood against a s
                       per request, as clients arriving during the flood need)
   --server-fd-limit N the server's ulimit -n (default 16000: below the flood's 19,800, so an
                       unprotected server runs out of descriptors)
-  --server-flags "…"  extra flags for \`partner-yield serve\` (always: --port 0 --log none
+  --server-flags="…"  extra flags for \`partner-yield serve\` (always: --port 0 --log none
                       --rate-limit-quota 1000000000)
   --repo DIR          serve the checkout at DIR instead of this one (e.g. a worktree of main)
   -h, --help          this text

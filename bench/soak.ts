@@ -3,7 +3,8 @@
  * requests (bad key, bad signature, malformed JSON, oversize body), slow requests (headers and
  * body trickled over 2 s) and, once a minute, a burst of idle connections; reports unexpected
  * answers (a 5xx or a connection failure on a legitimate request, any other status than the one
- * expected on a bad one), resident memory after warm-up against the end (within 10 %), and the
+ * expected on a bad one), resident memory after warm-up against the end (the lowest sample of
+ * the first third after warm-up against the lowest of the last third: within 10 %), and the
  * server's open descriptors at the start against the end. Loopback only, bounded.
  *
  *   pnpm soak                      # 3 minutes, a progress line every 10 s
@@ -22,7 +23,7 @@ const HELP = `pnpm soak [options]: a long mixed run against a server it starts
 
   --duration S        seconds to run (default 180, 5 to 3600); a progress line every 10 s
   --burst N           idle connections of each once-a-minute flood burst (default 2000)
-  --server-flags "…"  extra flags for \`partner-yield serve\` (always: --port 0 --log none
+  --server-flags="…"  extra flags for \`partner-yield serve\` (always: --port 0 --log none
                       --rate-limit-quota 1000000000)
   -h, --help          this text
 `;
@@ -89,7 +90,7 @@ function signed(body: string, idempotencyKey: string): Record<string, string> {
 interface Kind {
   readonly name: string;
   /**
-   * Legitimate (from 127.0.0.1): a 2xx. Bad (from 127.0.0.2, so the failed-authentication limit
+   * Legitimate (from 127.0.0.1): a 2xx. Bad (from 127.0.3.x, so the failed-authentication limit
    * on that address never touches the legitimate traffic): `expect`, or 429 once that limit is hit.
    */
   readonly expect?: number;
@@ -184,18 +185,24 @@ let answered = 0;
 const poolFrom = (localAddress: string) =>
   new Pool(server.url, {
     connections: 8,
-    connect: { timeout: 10_000, localAddress },
+    localAddress,
+    connect: { timeout: 10_000 },
     headersTimeout: 10_000,
     bodyTimeout: 10_000,
   });
 const pool = poolFrom("127.0.0.1");
-const badPool = poolFrom("127.0.0.2");
+/** Bad requests rotate over 20 addresses, so most reach the check they are meant for before the
+ * failed-authentication limit (30 a minute per address) answers 429. */
+const badPools = Array.from({ length: 20 }, (_, i) => poolFrom(`127.0.3.${i + 1}`));
 async function mixWorker(offset: number): Promise<void> {
   for (let i = offset; live(); i++) {
     const kind = KINDS[i % KINDS.length]!;
     const r = kind.request();
     try {
-      const res = await (kind.expect === undefined ? pool : badPool).request({ ...r, body: r.body ?? null });
+      const res = await (kind.expect === undefined ? pool : badPools[i % badPools.length]!).request({
+        ...r,
+        body: r.body ?? null,
+      });
       await res.body.text();
       answered++;
       note(counts, `${kind.name} ${res.statusCode}`);
@@ -287,6 +294,9 @@ let rssAfterWarmUp = Number.NaN;
 const warmUp = setTimeout(() => {
   rssAfterWarmUp = rssMiB(server.pid);
 }, WARM_UP_MS);
+/** Resident memory every second: [ms since start, MiB]. */
+const rssSamples: [number, number][] = [];
+const rssSampler = setInterval(() => rssSamples.push([performance.now() - start, rssMiB(server.pid)]), 1000);
 let lastAnswered = 0;
 const progress = setInterval(() => {
   const s = Math.round((performance.now() - start) / 1000);
@@ -300,7 +310,8 @@ const progress = setInterval(() => {
 await Promise.all([...Array.from({ length: 8 }, (_, i) => mixWorker(i * 3)), slowWorker(), burstWorker()]);
 clearInterval(progress);
 clearTimeout(warmUp);
-await Promise.all([pool.close(), badPool.close()]);
+clearInterval(rssSampler);
+await Promise.all([pool, ...badPools].map((p) => p.close()));
 const rssAtEnd = rssMiB(server.pid);
 // Connections the client closed are gone from the server within a moment.
 let fdsAtEnd = openFds(server.pid);
@@ -310,7 +321,15 @@ for (let i = 0; i < 50 && fdsAtEnd > fdsAtStart; i++) {
 }
 await server.stop();
 
-const growth = ((rssAtEnd - rssAfterWarmUp) / rssAfterWarmUp) * 100;
+// Resident memory saws up and down with the collector (tens of MiB a minute here), so one sample
+// against another says little: the lowest sample (after a collection) of the first third after
+// warm-up is compared with the lowest of the last third. A leak raises that floor.
+const third = (DURATION_S * 1000 - WARM_UP_MS) / 3;
+const floor = (from: number, to: number) =>
+  Math.min(...rssSamples.filter(([t]) => t >= from && t <= to).map(([, mib]) => mib));
+const floorEarly = floor(WARM_UP_MS, WARM_UP_MS + third);
+const floorLate = floor(DURATION_S * 1000 - third, DURATION_S * 1000);
+const growth = ((floorLate - floorEarly) / floorEarly) * 100;
 const bad = [...unexpected.values()].reduce((a, b) => a + b, 0);
 process.stdout.write(
   [
@@ -319,7 +338,8 @@ process.stdout.write(
       .map(([k, v]) => `${k}×${v}`)
       .join(", ")}`,
     `unexpected: ${bad === 0 ? "none" : [...unexpected].map(([k, v]) => `${k}×${v}`).join(", ")}`,
-    `memory: rss at start ${rssAtStart} MiB, after warm-up (${WARM_UP_MS / 1000} s) ${rssAfterWarmUp} MiB, at the end ${rssAtEnd} MiB (${growth >= 0 ? "+" : ""}${growth.toFixed(1)} %)`,
+    `memory: rss at start ${rssAtStart} MiB, after warm-up (${WARM_UP_MS / 1000} s) ${rssAfterWarmUp} MiB, at the end ${rssAtEnd} MiB, peak ${Math.max(...rssSamples.map(([, m]) => m))} MiB`,
+    `memory floor (lowest rss): first third after warm-up ${floorEarly} MiB, last third ${floorLate} MiB (${growth >= 0 ? "+" : ""}${growth.toFixed(1)} %; limit +10 %)`,
     `descriptors: at start ${fdsAtStart}, at the end ${fdsAtEnd}`,
     "",
   ].join("\n"),
