@@ -193,7 +193,7 @@ describe("connection flags", () => {
 });
 
 describe("pipelined requests cut by a reset", () => {
-  test("nothing stays in flight, every request gets its log line, shutdown does not wait", async () => {
+  test("nothing stays in flight, every request gets its log line, shutdown has nothing to wait for", async () => {
     const entries: RequestLogEntry[] = [];
     let received = 0;
     const server = await startTestServer({
@@ -210,9 +210,9 @@ describe("pipelined requests cut by a reset", () => {
     socket.resetAndDestroy();
     await eventually(() => server.listener.inFlight === 0, 3_000, "no request in flight");
     await eventually(() => entries.length === received, 3_000, "a log line per request");
-    const started = performance.now();
+    // Shutdown has nothing to wait for (before the fix it waited its whole timeout, then cut).
+    assert.equal(await server.listener.whenIdle(1), true);
     await server.close();
-    assert.ok(performance.now() - started < 4_000, "shutdown did not wait for its timeout");
   });
 });
 
