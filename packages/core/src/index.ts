@@ -110,8 +110,12 @@ export type { Accepted, Refused, Result } from "./result.js";
 export { accept, refuse, unwrap } from "./result.js";
 export {
   type AppendResult,
+  DEFAULT_MAX_EVENT_BYTES,
+  DEFAULT_MAX_EVENTS,
   type EventStore,
+  eventMemoryBytes,
   MemoryEventStore,
+  type MemoryEventStoreOptions,
   type NewEvent,
   type StoredEvent,
 } from "./stores/event-store.js";
@@ -132,6 +136,9 @@ export {
   type ProductSource,
 } from "./stores/product-source.js";
 export {
+  DEFAULT_MAX_FAILED_AUTH_ADDRESSES,
+  FAILED_AUTH_KEY_PREFIX,
+  FAILED_AUTH_OVERFLOW_KEY,
   MemoryRateLimiter,
   type MemoryRateLimiterOptions,
   type RateDecision,

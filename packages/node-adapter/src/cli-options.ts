@@ -4,7 +4,12 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { type Environment, EVM_CHAINS } from "@partner-yield/core";
+import {
+  DEFAULT_MAX_EVENT_BYTES,
+  DEFAULT_MAX_EVENTS,
+  type Environment,
+  EVM_CHAINS,
+} from "@partner-yield/core";
 import { DEFAULT_FIXTURES_DIR } from "./fixture-dir.js";
 import { DEFAULT_TIMEOUTS, type ServerTimeouts } from "./server.js";
 
@@ -25,6 +30,9 @@ export interface ServeConfig {
   readonly log: "json" | "none";
   /** PostgreSQL for events, keys, partners, products…; undefined: fixtures and in-memory stores. */
   readonly databaseUrl: string | undefined;
+  /** Bounds of the in-memory event store (without `databaseUrl`). */
+  readonly maxEvents: number;
+  readonly maxEventBytes: number;
   /** Redis for the rate limits; undefined: the in-memory limiter of this process. */
   readonly redisUrl: string | undefined;
   /** Prefix of the rate-limit keys in Redis. */
@@ -150,6 +158,20 @@ export const SERVE_FLAGS: readonly Flag[] = [
     value: "URL",
     default: "none: the fixtures and in-memory stores",
     help: "PostgreSQL (postgres://…) for events, keys, partners, secrets, products, metrics, vaults and prices, instead of the fixtures; run `partner-yield db migrate` and `db import-fixtures DIR` first",
+  },
+  {
+    flag: "max-events",
+    env: "PARTNER_YIELD_MAX_EVENTS",
+    value: "N",
+    default: String(DEFAULT_MAX_EVENTS),
+    help: "most events the in-memory event store holds; a new event past it is 503 event_store_full (a duplicate is still answered). Not with --database-url",
+  },
+  {
+    flag: "max-event-bytes",
+    env: "PARTNER_YIELD_MAX_EVENT_BYTES",
+    value: "BYTES",
+    default: `${DEFAULT_MAX_EVENT_BYTES} (256 MiB)`,
+    help: "most bytes of memory the in-memory event store's events take, as it counts them (an upper estimate of the heap); past it 503 event_store_full. Not with --database-url",
   },
   {
     flag: "redis-url",
@@ -310,6 +332,14 @@ export function parseCommandLine(
     }
     return given.value;
   };
+  const databaseUrl = url("database-url", ["postgres", "postgresql"]);
+  for (const flag of ["max-events", "max-event-bytes"]) {
+    const given = raw(flag);
+    if (given !== undefined && databaseUrl !== undefined)
+      throw new UsageError(
+        `${given.source} bounds the in-memory event store; with --database-url events go to PostgreSQL`,
+      );
+  }
   return {
     command: "serve",
     config: {
@@ -321,7 +351,9 @@ export function parseCommandLine(
       rateLimitQuota: quota,
       timeouts,
       log: choice("log", ["json", "none"], "json"),
-      databaseUrl: url("database-url", ["postgres", "postgresql"]),
+      databaseUrl,
+      maxEvents: integer("max-events", 1, Number.MAX_SAFE_INTEGER, DEFAULT_MAX_EVENTS),
+      maxEventBytes: integer("max-event-bytes", 1, Number.MAX_SAFE_INTEGER, DEFAULT_MAX_EVENT_BYTES),
       redisUrl: url("redis-url", ["redis", "rediss"]),
       redisKeyPrefix: raw("redis-key-prefix")?.value ?? "partner-yield:rate:",
       chain: chainConfig(raw, integer, raw("database-url") !== undefined),

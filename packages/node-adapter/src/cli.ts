@@ -55,6 +55,8 @@ async function serve(config: ServeConfig): Promise<void> {
       databaseUrl: config.databaseUrl,
       redisUrl: config.redisUrl,
       redisKeyPrefix: config.redisKeyPrefix,
+      maxEvents: config.maxEvents,
+      maxEventBytes: config.maxEventBytes,
       onConnectionError: config.log === "none" ? undefined : logConnectionError,
     });
   } catch (error) {

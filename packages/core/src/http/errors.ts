@@ -31,6 +31,7 @@ export const ERRORS = {
   headers_too_large: { status: 431, title: "Request header fields too large" },
   internal_error: { status: 500, title: "Internal error" },
   service_unavailable: { status: 503, title: "Service unavailable" },
+  event_store_full: { status: 503, title: "Event store full" },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;

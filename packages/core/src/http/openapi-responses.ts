@@ -60,6 +60,8 @@ const WHEN: Readonly<Record<ErrorCode, string>> = {
   headers_too_large: "the request headers exceed the server's limit",
   internal_error: "an unexpected error (no details are given)",
   service_unavailable: "a backing store is unavailable; retry after Retry-After",
+  event_store_full:
+    "the server's in-memory event store is at its bound and accepts no new event (a duplicate still gets its answer); PostgreSQL is the store for real use",
 };
 
 export const COMMON_HEADERS: Json = {
