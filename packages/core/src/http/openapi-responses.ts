@@ -37,7 +37,7 @@ const WHEN: Readonly<Record<ErrorCode, string>> = {
   invalid_body: "the body could not be read as declared (shorter than Content-Length, client aborted)",
   missing_idempotency_key: "the Idempotency-Key header is absent",
   invalid_idempotency_key: "Idempotency-Key is not 1–255 visible ASCII characters",
-  invalid_json: "the body is not UTF-8 JSON",
+  invalid_json: "the body is not UTF-8 JSON, or names a member twice in one object (`errors` points at it)",
   invalid_event: "the event does not match the PartnerEvent schema; `errors` lists the failing JSON pointers",
   event_type_mismatch: "X-Partner-Event is absent or differs from the body's event_type",
   missing_api_key: "the X-Api-Key header is absent",

@@ -176,3 +176,60 @@ describe("failed authentication without a client address (issue 10)", () => {
     assert.equal(withAddress.status, 401);
   });
 });
+
+describe("a JSON body with a duplicate member name is refused (issue 10)", () => {
+  const api = createPartnerApi({ environment: "sandbox", ...loadSandbox(), rateLimitOverride: 100_000 });
+
+  async function refusal(body: string) {
+    const res = await api.handle(eventRequest(body, `k-${crypto.randomUUID()}`));
+    return {
+      status: res.status,
+      problem: res.status === 200 ? undefined : Problem.parse(JSON.parse(res.body!)),
+    };
+  }
+
+  test("event_type twice: 400 invalid_json naming /body/event_type, nothing stored", async () => {
+    const before = (await api.events.list()).length;
+    const body =
+      '{"event_type":"partner.user.created","occurred_at":"2026-11-20T10:15:00Z","data":{},"event_type":"partner.reconciliation.confirmed"}';
+    const { status, problem } = await refusal(body);
+    assert.equal(status, 400);
+    assert.equal(problem!.code, "invalid_json");
+    assert.match(problem!.detail, /\/body\/event_type/);
+    assert.deepEqual(problem!.errors, [{ pointer: "/body/event_type", detail: "duplicate member name" }]);
+    assert.equal((await api.events.list()).length, before);
+  });
+
+  test("nested, escaped and deep duplicates are found with their JSON Pointer", async () => {
+    const head = '{"event_type":"partner.user.created","occurred_at":"2026-11-20T10:15:00Z","data":';
+    const cases: [string, string][] = [
+      ['{"user_id":"u_1","user_id":"u_2"}', "/body/data/user_id"],
+      ['{"a":{"b":1,"c":{"d":1,"d":2}}}', "/body/data/a/c/d"],
+      ['{"list":[{"x":1},{"y":1,"y":2}]}', "/body/data/list/1/y"],
+      ['{"u\\u0073er":1,"user":2}', "/body/data/user"], // the same name, escaped differently
+      ['{"a/b~c":1,"a/b~c":2}', "/body/data/a~1b~0c"],
+      ['{"__proto__":{},"__proto__":[]}', "/body/data/__proto__"],
+      ['{"":1,"":2}', "/body/data/"],
+    ];
+    for (const [data, pointer] of cases) {
+      const { status, problem } = await refusal(`${head}${data}}`);
+      assert.equal(status, 400, data);
+      assert.equal(problem!.code, "invalid_json", data);
+      assert.equal(problem!.errors?.[0]?.pointer, pointer, data);
+    }
+  });
+
+  test("the same names in different objects, in strings or as values are not duplicates", async () => {
+    const head = '{"event_type":"partner.user.created","occurred_at":"2026-11-20T10:15:00Z","data":';
+    for (const data of [
+      '{"a":{"x":1},"b":{"x":1}}',
+      '{"a":"\\"a\\":1","b":"a"}',
+      '{"list":[{"x":1},{"x":2}],"x":"x"}',
+      '{"a\\\\":1,"a":2}',
+      '{"event_type":"partner.user.created"}',
+    ]) {
+      const { status, problem } = await refusal(`${head}${data}}`);
+      assert.equal(status, 200, `${data}: ${JSON.stringify(problem)}`);
+    }
+  });
+});
