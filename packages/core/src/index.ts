@@ -81,6 +81,7 @@ export {
   PROBLEM_TYPE_BASE,
   type ProblemBody,
   problemBody,
+  redactCredentials,
 } from "./http/errors.js";
 export { type FetchHandlerOptions, toFetchHandler } from "./http/fetch.js";
 export { buildOpenApiDocument, OPENAPI_DOCUMENT_VERSION, type OpenApiOptions } from "./http/openapi.js";

@@ -4,7 +4,7 @@
  * or fixture. Lifecycle messages go to stderr; stdout holds the banner and the request log.
  * @module
  */
-import { FixtureError, StoreUnavailableError } from "@partner-yield/core";
+import { FixtureError, redactCredentials, StoreUnavailableError } from "@partner-yield/core";
 import { ADMIN_GROUPS, runAdminCommand } from "./admin-cli.js";
 import { type Backends, openBackends } from "./backends.js";
 import { formatBanner } from "./banner.js";
@@ -158,7 +158,7 @@ function logConnectionError(store: "postgres" | "redis", error: Error): void {
 }
 
 function fail(code: number, message: string): void {
-  process.stderr.write(`partner-yield: ${message}\n`);
+  process.stderr.write(`partner-yield: ${redactCredentials(message)}\n`);
   process.exitCode = code;
 }
 
