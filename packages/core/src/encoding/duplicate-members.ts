@@ -46,7 +46,7 @@ export function findDuplicateMember(text: string): (string | number)[] | undefin
         if (after > end) end = text.indexOf('"', after);
         nextBackslash = text.indexOf("\\", after);
       }
-      if (top !== undefined && top.expectName) {
+      if (top?.expectName) {
         const name = escaped ? (JSON.parse(text.slice(i, end + 1)) as string) : text.slice(i + 1, end);
         if (!remember(top, name)) {
           const path = stack.map((frame) => frame.segment);
