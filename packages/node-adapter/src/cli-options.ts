@@ -4,6 +4,7 @@
  * @module
  */
 import { parseArgs } from "node:util";
+import { getHeapStatistics } from "node:v8";
 import {
   DEFAULT_MAX_EVENT_BYTES,
   DEFAULT_MAX_EVENTS,
@@ -72,6 +73,14 @@ interface Flag {
 }
 
 const MAX_BODY_LIMIT = 16 * 1024 * 1024;
+
+/**
+ * The default of `--max-event-bytes`: 256 MiB, or half of this process's heap limit when that is
+ * smaller (`--max-old-space-size=128` gives 64 MiB), so the bound is reached before the heap is.
+ */
+export function defaultMaxEventBytes(heapLimit = getHeapStatistics().heap_size_limit): number {
+  return Math.min(DEFAULT_MAX_EVENT_BYTES, Math.floor(heapLimit / 2));
+}
 
 /** Every flag of `serve`, with its environment variable. Flags win over the environment. */
 export const SERVE_FLAGS: readonly Flag[] = [
@@ -170,7 +179,7 @@ export const SERVE_FLAGS: readonly Flag[] = [
     flag: "max-event-bytes",
     env: "PARTNER_YIELD_MAX_EVENT_BYTES",
     value: "BYTES",
-    default: `${DEFAULT_MAX_EVENT_BYTES} (256 MiB)`,
+    default: `${DEFAULT_MAX_EVENT_BYTES} (256 MiB), or half the heap limit when that is smaller`,
     help: "most bytes of memory the in-memory event store's events take, as it counts them (an upper estimate of the heap); past it 503 event_store_full. Not with --database-url",
   },
   {
@@ -353,7 +362,7 @@ export function parseCommandLine(
       log: choice("log", ["json", "none"], "json"),
       databaseUrl,
       maxEvents: integer("max-events", 1, Number.MAX_SAFE_INTEGER, DEFAULT_MAX_EVENTS),
-      maxEventBytes: integer("max-event-bytes", 1, Number.MAX_SAFE_INTEGER, DEFAULT_MAX_EVENT_BYTES),
+      maxEventBytes: integer("max-event-bytes", 1, Number.MAX_SAFE_INTEGER, defaultMaxEventBytes()),
       redisUrl: url("redis-url", ["redis", "rediss"]),
       redisKeyPrefix: raw("redis-key-prefix")?.value ?? "partner-yield:rate:",
       chain: chainConfig(raw, integer, raw("database-url") !== undefined),

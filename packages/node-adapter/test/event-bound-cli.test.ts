@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_EVENTS, MemoryEventStore, signBody } from "@partner-yield/core";
 import { openBackends } from "../src/backends.js";
-import { parseCommandLine, UsageError } from "../src/cli-options.js";
+import { defaultMaxEventBytes, parseCommandLine, UsageError } from "../src/cli-options.js";
 import { createNodePartnerApi, DEFAULT_FIXTURES_DIR } from "../src/index.js";
 import { DEMO } from "./support.js";
 
@@ -18,7 +18,9 @@ function serveConfig(argv: string[], env: Record<string, string> = {}) {
 
 test("the flags, their variables and their defaults", () => {
   assert.equal(serveConfig([]).maxEvents, DEFAULT_MAX_EVENTS);
-  assert.equal(serveConfig([]).maxEventBytes, DEFAULT_MAX_EVENT_BYTES);
+  assert.equal(serveConfig([]).maxEventBytes, defaultMaxEventBytes());
+  assert.equal(defaultMaxEventBytes(4 * 1024 ** 3), DEFAULT_MAX_EVENT_BYTES);
+  assert.equal(defaultMaxEventBytes(128 * 1024 ** 2), 64 * 1024 ** 2, "half a 128 MiB heap");
   assert.equal(serveConfig(["--max-events", "5"]).maxEvents, 5);
   assert.equal(serveConfig([], { PARTNER_YIELD_MAX_EVENTS: "7" }).maxEvents, 7);
   assert.equal(serveConfig(["--max-events", "9"], { PARTNER_YIELD_MAX_EVENTS: "7" }).maxEvents, 9);
