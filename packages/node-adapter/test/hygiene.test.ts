@@ -21,6 +21,7 @@ import {
   StoreUnavailableError,
   signBody,
 } from "@partner-yield/core";
+import { gate, postgresReachable, testDatabase } from "../../store-postgres/test/database.js";
 import { runAdminCommand } from "../src/admin-cli.js";
 import { loadFixtureDir, nodeHmacSha256, nodeSha256, type RunningServer, startServer } from "../src/index.js";
 import type { LogEntry } from "../src/request-log.js";
@@ -502,8 +503,8 @@ describe("no key or secret in what the CLIs print", () => {
       [["db", key], {}],
       [["keys", "list", "--partner", "northwind", "--database-url", unreachable], {}],
       [["keys", "revoke", key], {}],
-      [["secrets", "revoke", "--partner", "northwind", secret], {}],
-      [["partners", "add", "--id", key, "--name", secret], {}],
+      [["secrets", "revoke", secret, "--partner", "northwind"], {}],
+      [["partners", "add", key, "--name", secret], {}],
     ];
     const results = await Promise.all(
       runs.map(async ([args, env]) => ({ args, result: await cli(args, env) })),
@@ -520,19 +521,21 @@ describe("no key or secret in what the CLIs print", () => {
     const runs: [string, string[]][] = [
       ["keys", ["revoke", key]],
       ["keys", ["revoke", "999999"]],
-      ["keys", ["create", "--partner", key]],
+      ["keys", ["create", "--partner", key, "--env", "sandbox"]],
       ["keys", ["create", "--partner", "northwind", "--env", secret]],
       ["keys", ["create", "--partner", "northwind", "--label", `${key}\u0000`]],
+      ["keys", ["create", "--partner", "northwind", "--env", "sandbox", "--label", `my ${key}`]],
       ["keys", ["list", "--partner", secret]],
       ["keys", ["list", "--partner", "northwind"]],
       ["keys", ["list", "--partner", "northwind", "--json"]],
-      ["keys", ["promote", key]],
-      ["secrets", ["revoke", "--partner", "northwind", secret]],
-      ["secrets", ["revoke", "--partner", key, "1"]],
+      ["keys", ["promote", "--partner", key]],
+      ["secrets", ["revoke", secret, "--partner", "northwind"]],
+      ["secrets", ["revoke", "1", "--partner", key]],
       ["secrets", ["list", "--partner", "northwind"]],
       ["secrets", ["list", "--partner", "northwind", "--json"]],
-      ["partners", ["add", "--id", key, "--name", secret]],
-      ["partners", ["add", "--id", "ok-id", "--name", `${secret}\u0007`]],
+      ["partners", ["add", key, "--name", secret]],
+      ["partners", ["add", "ok-id", "--name", `${secret}\u0007`]],
+      ["partners", ["add", "ok-id-2", "--name", secret]],
       ["partners", ["verify", key]],
       ["partners", ["list", "--json"]],
       ["partners", [key]],
@@ -552,6 +555,54 @@ describe("no key or secret in what the CLIs print", () => {
       });
       record(`${group} ${argv.join(" ")} (stdout)`, stdout);
       record(`${group} ${argv.join(" ")} (stderr)`, stderr);
+    }
+    assert.deepEqual(leaks(), []);
+  });
+});
+
+const postgres = gate({ postgres: await postgresReachable() });
+const db = postgres.available ? await testDatabase("hygiene", { prefix: "py_hardencore_" }) : undefined;
+
+postgres.describe("no key or secret in what the CLIs print, on PostgreSQL", () => {
+  test("partners, keys, secrets and db commands: a created key or secret only on its own command's stdout", async () => {
+    const env = { DATABASE_URL: db!.url };
+    const run = async (args: string[]) => ({ args, ...(await cli(args, env)) });
+    assert.equal((await run(["partners", "add", "hygiene-co", "--name", "Hygiene Co"])).code, 0);
+    const createdKey = await run(["keys", "create", "--partner", "hygiene-co", "--env", "sandbox", "--json"]);
+    const createdSecret = await run(["secrets", "create", "--partner", "hygiene-co", "--json"]);
+    assert.equal(createdKey.code, 0, createdKey.stderr);
+    assert.equal(createdSecret.code, 0, createdSecret.stderr);
+    const pgKey = /ypk_test_[A-Za-z0-9]+/.exec(createdKey.stdout)?.[0];
+    const pgSecret = /whsec_[A-Za-z0-9_-]+/.exec(createdSecret.stdout)?.[0];
+    assert.ok(pgKey !== undefined && pgSecret !== undefined, "shown once by the command that creates it");
+    assert.ok(!createdKey.stderr.includes(pgKey) && !createdSecret.stderr.includes(pgSecret));
+    forbid("a key issued on PostgreSQL", pgKey);
+    forbid("a secret issued on PostgreSQL", pgSecret, true);
+    // Independent of each other: run at once (each is a process start).
+    const runs = await Promise.all([
+      run(["keys", "list", "--partner", "hygiene-co"]),
+      run(["keys", "list", "--partner", "hygiene-co", "--json"]),
+      run(["keys", "revoke", pgKey]),
+      run(["keys", "revoke", "999999"]),
+      run(["keys", "promote", "--partner", "hygiene-co"]),
+      run(["keys", "promote", "--partner", pgKey]),
+      run(["keys", "create", "--partner", pgKey, "--env", "sandbox"]),
+      run(["keys", "create", "--partner", "hygiene-co", "--env", pgSecret]),
+      run(["secrets", "list", "--partner", "hygiene-co", "--json"]),
+      run(["secrets", "revoke", pgSecret, "--partner", "hygiene-co"]),
+      run(["secrets", "revoke", "1", "--partner", pgKey]),
+      run(["secrets", "create", "--partner", pgSecret]),
+      run(["partners", "add", pgKey, "--name", pgSecret]),
+      run(["partners", "add", "ok-id", "--name", pgSecret]),
+      run(["partners", "verify", pgKey]),
+      run(["partners", "list", "--json"]),
+      run(["db", "status"]),
+      run(["db", "import-fixtures", `/nonexistent/${pgKey}`]),
+      run(["db", pgSecret]),
+    ]);
+    for (const r of runs) {
+      record(`partner-yield ${r.args.join(" ")} (stdout)`, r.stdout);
+      record(`partner-yield ${r.args.join(" ")} (stderr)`, r.stderr);
     }
     assert.deepEqual(leaks(), []);
   });
