@@ -66,7 +66,8 @@ export function parseLabel(label: string | undefined): Result<string | null, "in
   if (label.length > MAX_TEXT || CONTROL.test(label)) {
     return refuse("invalid_label", `a label is at most ${MAX_TEXT} characters, without control characters`);
   }
-  if (CREDENTIAL_SHAPED.test(label)) return refuse("invalid_label", "a label may not hold an API key or signing secret");
+  if (CREDENTIAL_SHAPED.test(label))
+    return refuse("invalid_label", "a label may not hold an API key or signing secret");
   return accept(label);
 }
 
