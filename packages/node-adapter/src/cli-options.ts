@@ -76,7 +76,8 @@ const MAX_BODY_LIMIT = 16 * 1024 * 1024;
 
 /**
  * The default of `--max-event-bytes`: 256 MiB, or half of this process's heap limit when that is
- * smaller (`--max-old-space-size=128` gives 64 MiB), so the bound is reached before the heap is.
+ * smaller (`--max-old-space-size=128` gives node a 176 MiB limit, so 88 MiB), so the bound is
+ * reached before the heap is.
  */
 export function defaultMaxEventBytes(heapLimit = getHeapStatistics().heap_size_limit): number {
   return Math.min(DEFAULT_MAX_EVENT_BYTES, Math.floor(heapLimit / 2));
