@@ -81,6 +81,7 @@ export {
   PROBLEM_TYPE_BASE,
   type ProblemBody,
   problemBody,
+  redactCredentials,
 } from "./http/errors.js";
 export { type FetchHandlerOptions, toFetchHandler } from "./http/fetch.js";
 export { acceptableRequestId } from "./http/incoming-request-id.js";
@@ -111,8 +112,12 @@ export type { Accepted, Refused, Result } from "./result.js";
 export { accept, refuse, unwrap } from "./result.js";
 export {
   type AppendResult,
+  DEFAULT_MAX_EVENT_BYTES,
+  DEFAULT_MAX_EVENTS,
   type EventStore,
+  eventMemoryBytes,
   MemoryEventStore,
+  type MemoryEventStoreOptions,
   type NewEvent,
   type StoredEvent,
 } from "./stores/event-store.js";
@@ -133,6 +138,9 @@ export {
   type ProductSource,
 } from "./stores/product-source.js";
 export {
+  DEFAULT_MAX_FAILED_AUTH_ADDRESSES,
+  FAILED_AUTH_KEY_PREFIX,
+  FAILED_AUTH_OVERFLOW_KEY,
   MemoryRateLimiter,
   type MemoryRateLimiterOptions,
   type RateDecision,

@@ -63,7 +63,7 @@ export async function runAdminCommand(
     return usage(`missing command: ${names}`);
   }
   const command = commands.find((c) => c.name === name);
-  if (command === undefined) return usage(`unknown command "${name}" for ${group}: ${names}`);
+  if (command === undefined) return usage(`unknown command ${echoed(name)} for ${group}: ${names}`);
   const helpRef = `partner-yield ${group} ${command.name} --help`;
 
   let parsed: ReturnType<typeof parseCommand>;

@@ -5,15 +5,18 @@
  * given, so a server on the defaults loads neither driver.
  * @module
  */
-import type {
-  EventStore,
-  KeyStore,
-  PartnerStore,
-  PositionSource,
-  PriceSource,
-  ProductRecord,
-  ProductSource,
-  RateLimiter,
+import {
+  DEFAULT_MAX_EVENT_BYTES,
+  DEFAULT_MAX_EVENTS,
+  type EventStore,
+  type KeyStore,
+  MemoryEventStore,
+  type PartnerStore,
+  type PositionSource,
+  type PriceSource,
+  type ProductRecord,
+  type ProductSource,
+  type RateLimiter,
 } from "@partner-yield/core";
 import type { PostgresPriceTable } from "@partner-yield/store-postgres";
 import type { BannerData } from "./banner.js";
@@ -43,6 +46,9 @@ export interface BackendOptions {
   readonly fixturePricesServed?: boolean | undefined;
   readonly databaseUrl: string | undefined;
   readonly redisUrl: string | undefined;
+  /** Bounds of the in-memory event store (without `databaseUrl`); default the core's. */
+  readonly maxEvents?: number | undefined;
+  readonly maxEventBytes?: number | undefined;
   /** Prefix of the rate-limit keys in Redis. */
   readonly redisKeyPrefix?: string | undefined;
   /** Connection errors of idle connections (the pools reconnect by themselves). */
@@ -68,12 +74,12 @@ export async function openBackends(options: BackendOptions): Promise<Backends> {
       requirePrices: options.fixturePricesServed !== false,
     });
     data = {
-      events: undefined,
+      events: new MemoryEventStore({ maxEvents: options.maxEvents, maxEventBytes: options.maxEventBytes }),
       priceTable: undefined,
       ...fixtures,
       banner: fixtures,
       checks: Object.fromEntries(ROLES.map((role) => [role, ok])),
-      line: `fixtures ${options.fixturesDir} and in-memory stores (this process only; events are lost on exit)`,
+      line: `fixtures ${options.fixturesDir} and in-memory stores (this process only; events are lost on exit; at most ${options.maxEvents ?? DEFAULT_MAX_EVENTS} events or ${options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES} bytes)`,
       close: ok,
     };
   } else {

@@ -4,7 +4,13 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { type Environment, EVM_CHAINS } from "@partner-yield/core";
+import { getHeapStatistics } from "node:v8";
+import {
+  DEFAULT_MAX_EVENT_BYTES,
+  DEFAULT_MAX_EVENTS,
+  type Environment,
+  EVM_CHAINS,
+} from "@partner-yield/core";
 import {
   type ConnectionLimits,
   DEFAULT_CROWDED_IDLE_TIMEOUT_MS,
@@ -32,6 +38,9 @@ export interface ServeConfig {
   readonly log: "json" | "none";
   /** PostgreSQL for events, keys, partners, products…; undefined: fixtures and in-memory stores. */
   readonly databaseUrl: string | undefined;
+  /** Bounds of the in-memory event store (without `databaseUrl`). */
+  readonly maxEvents: number;
+  readonly maxEventBytes: number;
   /** Redis for the rate limits; undefined: the in-memory limiter of this process. */
   readonly redisUrl: string | undefined;
   /** Prefix of the rate-limit keys in Redis. */
@@ -71,6 +80,15 @@ interface Flag {
 }
 
 const MAX_BODY_LIMIT = 16 * 1024 * 1024;
+
+/**
+ * The default of `--max-event-bytes`: 256 MiB, or half of this process's heap limit when that is
+ * smaller (`--max-old-space-size=128` gives node a 176 MiB limit, so 88 MiB), so the bound is
+ * reached before the heap is.
+ */
+export function defaultMaxEventBytes(heapLimit = getHeapStatistics().heap_size_limit): number {
+  return Math.min(DEFAULT_MAX_EVENT_BYTES, Math.floor(heapLimit / 2));
+}
 
 /** Every flag of `serve`, with its environment variable. Flags win over the environment. */
 export const SERVE_FLAGS: readonly Flag[] = [
@@ -178,6 +196,20 @@ export const SERVE_FLAGS: readonly Flag[] = [
     value: "URL",
     default: "none: the fixtures and in-memory stores",
     help: "PostgreSQL (postgres://…) for events, keys, partners, secrets, products, metrics, vaults and prices, instead of the fixtures; run `partner-yield db migrate` and `db import-fixtures DIR` first",
+  },
+  {
+    flag: "max-events",
+    env: "PARTNER_YIELD_MAX_EVENTS",
+    value: "N",
+    default: String(DEFAULT_MAX_EVENTS),
+    help: "most events the in-memory event store holds; a new event past it is 503 event_store_full (a duplicate is still answered). Not with --database-url",
+  },
+  {
+    flag: "max-event-bytes",
+    env: "PARTNER_YIELD_MAX_EVENT_BYTES",
+    value: "BYTES",
+    default: `${DEFAULT_MAX_EVENT_BYTES} (256 MiB), or half the heap limit when that is smaller`,
+    help: "most bytes of memory the in-memory event store's events take, as it counts them (an upper estimate of the heap); past it 503 event_store_full. Not with --database-url",
   },
   {
     flag: "redis-url",
@@ -338,6 +370,14 @@ export function parseCommandLine(
     }
     return given.value;
   };
+  const databaseUrl = url("database-url", ["postgres", "postgresql"]);
+  for (const flag of ["max-events", "max-event-bytes"]) {
+    const given = raw(flag);
+    if (given !== undefined && databaseUrl !== undefined)
+      throw new UsageError(
+        `${given.source} bounds the in-memory event store; with --database-url events go to PostgreSQL`,
+      );
+  }
   return {
     command: "serve",
     config: {
@@ -360,7 +400,9 @@ export function parseCommandLine(
         crowdedIdleTimeoutMs: integer("crowded-idle-timeout", 1, DAY_MS, DEFAULT_CROWDED_IDLE_TIMEOUT_MS),
       },
       log: choice("log", ["json", "none"], "json"),
-      databaseUrl: url("database-url", ["postgres", "postgresql"]),
+      databaseUrl,
+      maxEvents: integer("max-events", 1, Number.MAX_SAFE_INTEGER, DEFAULT_MAX_EVENTS),
+      maxEventBytes: integer("max-event-bytes", 1, Number.MAX_SAFE_INTEGER, defaultMaxEventBytes()),
       redisUrl: url("redis-url", ["redis", "rediss"]),
       redisKeyPrefix: raw("redis-key-prefix")?.value ?? "partner-yield:rate:",
       chain: chainConfig(raw, integer, raw("database-url") !== undefined),

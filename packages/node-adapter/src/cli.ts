@@ -4,7 +4,7 @@
  * or fixture. Lifecycle messages go to stderr; stdout holds the banner and the request log.
  * @module
  */
-import { FixtureError, StoreUnavailableError } from "@partner-yield/core";
+import { FixtureError, redactCredentials, StoreUnavailableError } from "@partner-yield/core";
 import { ADMIN_GROUPS, runAdminCommand } from "./admin-cli.js";
 import { type Backends, openBackends } from "./backends.js";
 import { formatBanner } from "./banner.js";
@@ -55,6 +55,8 @@ async function serve(config: ServeConfig): Promise<void> {
       databaseUrl: config.databaseUrl,
       redisUrl: config.redisUrl,
       redisKeyPrefix: config.redisKeyPrefix,
+      maxEvents: config.maxEvents,
+      maxEventBytes: config.maxEventBytes,
       onConnectionError: config.log === "none" ? undefined : logConnectionError,
     });
   } catch (error) {
@@ -157,7 +159,7 @@ function logConnectionError(store: "postgres" | "redis", error: Error): void {
 }
 
 function fail(code: number, message: string): void {
-  process.stderr.write(`partner-yield: ${message}\n`);
+  process.stderr.write(`partner-yield: ${redactCredentials(message)}\n`);
   process.exitCode = code;
 }
 

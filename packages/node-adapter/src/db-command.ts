@@ -4,7 +4,14 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { accept, FixtureError, type Result, refuse, StoreUnavailableError } from "@partner-yield/core";
+import {
+  accept,
+  FixtureError,
+  type Result,
+  redactCredentials,
+  refuse,
+  StoreUnavailableError,
+} from "@partner-yield/core";
 import { redactUrl } from "./backends.js";
 import { loadFixtureDir } from "./fixture-dir.js";
 
@@ -182,6 +189,6 @@ function usage(message: string): number {
 }
 
 function fail(code: number, message: string): number {
-  process.stderr.write(`partner-yield: ${message}\n`);
+  process.stderr.write(`partner-yield: ${redactCredentials(message)}\n`);
   return code;
 }

@@ -79,6 +79,7 @@ const CONTRACT: { path: string; method: string; params: string[]; errors: ErrorC
       "invalid_body",
       "idempotency_key_reused",
       "idempotency_in_progress",
+      "event_store_full",
     ],
   },
   { path: "/api/partner/openapi.json", method: "get", params: [], errors: [] },

@@ -26,8 +26,12 @@ export function parsePartnerId(id: string): Result<string, "invalid_partner_id">
   );
 }
 
+/** A key or secret pasted where a name or label belongs: never stored there, since names are listed. */
+const CREDENTIAL_SHAPED = /ypk_(test|live)_|whsec_/;
+
 /**
- * A partner's display name: 1–200 characters, not blank, no control characters.
+ * A partner's display name: 1–200 characters, not blank, no control characters, nothing shaped
+ * like an API key or signing secret (names are printed by every list).
  * @example parsePartnerName("Acme Wallet"); // { ok: true, value: "Acme Wallet" }
  */
 export function parsePartnerName(name: string): Result<string, "invalid_partner_name"> {
@@ -36,6 +40,9 @@ export function parsePartnerName(name: string): Result<string, "invalid_partner_
       "invalid_partner_name",
       `a partner name is 1 to ${MAX_TEXT} characters, not blank, without control characters`,
     );
+  }
+  if (CREDENTIAL_SHAPED.test(name)) {
+    return refuse("invalid_partner_name", "a partner name may not hold an API key or signing secret");
   }
   return accept(name);
 }
@@ -59,6 +66,8 @@ export function parseLabel(label: string | undefined): Result<string | null, "in
   if (label.length > MAX_TEXT || CONTROL.test(label)) {
     return refuse("invalid_label", `a label is at most ${MAX_TEXT} characters, without control characters`);
   }
+  if (CREDENTIAL_SHAPED.test(label))
+    return refuse("invalid_label", "a label may not hold an API key or signing secret");
   return accept(label);
 }
 

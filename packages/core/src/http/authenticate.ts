@@ -7,6 +7,7 @@
  */
 import { hashApiKey, parseApiKey } from "../auth/api-key.js";
 import type { Partner } from "../stores/partner-store.js";
+import { FAILED_AUTH_KEY_PREFIX } from "../stores/rate-limiter.js";
 import type { ApiDependencies } from "./dependencies.js";
 import { ApiError } from "./errors.js";
 import type { PlainRequest } from "./plain-request.js";
@@ -24,20 +25,28 @@ type AuthDependencies = Pick<
  * `rate_limited` (429) when the client address has failed too often.
  */
 export async function authenticate(request: PlainRequest, deps: AuthDependencies): Promise<Partner> {
-  const limitKey = request.clientAddress === undefined ? undefined : `auth:${request.clientAddress}`;
-  if (limitKey !== undefined) {
-    const blocked = await deps.rateLimiter.peek(limitKey, deps.failedAuthPerMinute, WINDOW_MS);
-    if (!blocked.allowed) throw failedAuthLimited(blocked.retryAfterSeconds);
-  }
+  const limitKey = failedAuthKey(request.clientAddress);
+  const blocked = await deps.rateLimiter.peek(limitKey, deps.failedAuthPerMinute, WINDOW_MS);
+  if (!blocked.allowed) throw failedAuthLimited(blocked.retryAfterSeconds);
   const identified = await identify(request, deps);
   if (!(identified instanceof ApiError)) return identified;
-  if (identified.code !== "missing_api_key" && limitKey !== undefined) {
+  if (identified.code !== "missing_api_key") {
     // A failure past the limit is answered 429 even when concurrent guesses all passed the peek
     // above (a shared limiter such as Redis): counting it is one atomic step.
     const counted = await deps.rateLimiter.hit(limitKey, deps.failedAuthPerMinute, WINDOW_MS);
     if (!counted.allowed) throw failedAuthLimited(counted.retryAfterSeconds);
   }
   throw identified;
+}
+
+/**
+ * The limiter key of a client address. Requests without one (an adapter that cannot tell) share
+ * ONE bucket, never none: a NUL cannot occur in an address, so no client can take that bucket's key.
+ */
+export function failedAuthKey(clientAddress: string | undefined): string {
+  return clientAddress === undefined
+    ? `${FAILED_AUTH_KEY_PREFIX}\u0000unknown`
+    : FAILED_AUTH_KEY_PREFIX + clientAddress;
 }
 
 /** The partner, or the refusal; a missing key is not a guess and is not counted. */

@@ -31,6 +31,7 @@ export const ERRORS = {
   headers_too_large: { status: 431, title: "Request header fields too large" },
   internal_error: { status: 500, title: "Internal error" },
   service_unavailable: { status: 503, title: "Service unavailable" },
+  event_store_full: { status: 503, title: "Event store full" },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;
@@ -85,7 +86,18 @@ export interface ProblemBody {
   errors?: FieldError[];
 }
 
-/** The problem+json body for an error. */
+const CREDENTIAL = /(ypk_(?:test|live)_|whsec_)[A-Za-z0-9_-]*/g;
+
+/**
+ * Masks what looks like an API key or a signing secret (CONTRACT §4 formats). A detail or pointer
+ * built from the request (a member name, a parameter) could otherwise echo one (CONTRACT §6).
+ * @example redactCredentials("/body/ypk_test_abc"); // "/body/ypk_test_[redacted]"
+ */
+export function redactCredentials(text: string): string {
+  return text.includes("ypk_") || text.includes("whsec_") ? text.replace(CREDENTIAL, "$1[redacted]") : text;
+}
+
+/** The problem+json body for an error; anything shaped like a key or secret is masked. */
 export function problemBody(error: ApiError, requestId: string): ProblemBody {
   const body: ProblemBody = {
     success: false,
@@ -93,9 +105,14 @@ export function problemBody(error: ApiError, requestId: string): ProblemBody {
     title: error.title,
     status: error.status,
     code: error.code,
-    detail: error.detail,
+    detail: redactCredentials(error.detail),
     request_id: requestId,
   };
-  if (error.errors !== undefined && error.errors.length > 0) body.errors = [...error.errors];
+  if (error.errors !== undefined && error.errors.length > 0) {
+    body.errors = error.errors.map((e) => ({
+      pointer: redactCredentials(e.pointer),
+      detail: redactCredentials(e.detail),
+    }));
+  }
   return body;
 }

@@ -8,8 +8,8 @@ import type { PartnerApiHandler } from "./plain-request.js";
 export interface FetchHandlerOptions {
   /**
    * Reads the client address from the request (e.g. `CF-Connecting-IP` on Workers, or
-   * `info.remoteAddr` captured by `Deno.serve`). Without it the failed-authentication limit per
-   * address (CONTRACT §4) cannot apply: give one in production.
+   * `info.remoteAddr` captured by `Deno.serve`). Without it every request shares ONE bucket of
+   * the failed-authentication limit (CONTRACT §4), so others' failures block valid keys: give one.
    */
   readonly clientAddress?: (request: Request) => string | undefined;
 }

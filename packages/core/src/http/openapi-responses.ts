@@ -37,7 +37,7 @@ const WHEN: Readonly<Record<ErrorCode, string>> = {
   invalid_body: "the body could not be read as declared (shorter than Content-Length, client aborted)",
   missing_idempotency_key: "the Idempotency-Key header is absent",
   invalid_idempotency_key: "Idempotency-Key is not 1–255 visible ASCII characters",
-  invalid_json: "the body is not UTF-8 JSON",
+  invalid_json: "the body is not UTF-8 JSON, or names a member twice in one object (`errors` points at it)",
   invalid_event: "the event does not match the PartnerEvent schema; `errors` lists the failing JSON pointers",
   event_type_mismatch: "X-Partner-Event is absent or differs from the body's event_type",
   missing_api_key: "the X-Api-Key header is absent",
@@ -60,6 +60,8 @@ const WHEN: Readonly<Record<ErrorCode, string>> = {
   headers_too_large: "the request headers exceed the server's limit",
   internal_error: "an unexpected error (no details are given)",
   service_unavailable: "a backing store is unavailable; retry after Retry-After",
+  event_store_full:
+    "the server's in-memory event store is at its bound and accepts no new event (a duplicate still gets its answer); PostgreSQL is the store for real use",
 };
 
 export const COMMON_HEADERS: Json = {

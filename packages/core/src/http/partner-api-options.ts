@@ -14,12 +14,13 @@ import type { RateLimiter } from "../stores/rate-limiter.js";
 
 /**
  * The 5xx answer an error became: `500 internal_error` for an error nobody expected (a bug),
- * `503 service_unavailable` for a `StoreUnavailableError` (a store down, a missing USD price).
+ * `503 service_unavailable` for a `StoreUnavailableError` (a store down, a missing USD price),
+ * `503 event_store_full` when the in-memory event store is at its bound.
  * @example const answer: ErrorAnswer = { status: 503, code: "service_unavailable" };
  */
 export type ErrorAnswer =
   | { readonly status: 500; readonly code: "internal_error" }
-  | { readonly status: 503; readonly code: "service_unavailable" };
+  | { readonly status: 503; readonly code: "service_unavailable" | "event_store_full" };
 
 /**
  * Receives every error the API answered with a 5xx, with its cause: the client sees only the

@@ -21,8 +21,8 @@ export interface PlainRequest {
    */
   readonly body?: Uint8Array | BodyReader | undefined;
   /**
-   * The client's network address, for the failed-authentication limit (CONTRACT §4). Without it
-   * that limit is off for the request: adapters should always supply one.
+   * The client's network address, for the failed-authentication limit (CONTRACT §4). Requests
+   * without one share ONE bucket of that limit (never unlimited): adapters should always supply one.
    */
   readonly clientAddress?: string | undefined;
   /**

@@ -176,6 +176,7 @@ export const ROUTES: readonly Route[] = [
       "payload_too_large",
       "unsupported_media_type",
       "idempotency_key_reused",
+      "event_store_full",
     ],
     success: {
       description: "Accepted: stored durably before this answer, or a duplicate of an earlier event.",

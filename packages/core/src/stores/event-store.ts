@@ -29,6 +29,9 @@ export interface StoredEvent extends NewEvent {
 
 /**
  * - `created`: the key was new; the event is stored durably before this resolves.
+ * - `full`: the key was new but a bounded store has no room for the event (→ 503
+ *   event_store_full with `Retry-After`); nothing was stored. A store that is full still answers
+ *   `duplicate` and `conflict` for keys it holds: idempotency comes before the bound.
  * - `duplicate`: same scope, key and fingerprint; `event` is the original.
  * - `conflict`: same scope and key, another fingerprint (→ 422 idempotency_key_reused).
  * - `in_progress`: a store that cannot claim and store atomically saw the key mid-flight
@@ -38,7 +41,8 @@ export type AppendResult =
   | { readonly status: "created"; readonly event: StoredEvent }
   | { readonly status: "duplicate"; readonly event: StoredEvent }
   | { readonly status: "conflict"; readonly event: StoredEvent }
-  | { readonly status: "in_progress" };
+  | { readonly status: "in_progress" }
+  | { readonly status: "full"; readonly reason: string };
 
 export interface EventStore {
   /**
@@ -55,11 +59,106 @@ export interface EventStore {
   close(): Promise<void>;
 }
 
-/** The embedded default: a Map per scope key. Atomic because JS runs one callback at a time. */
+/** Bounds of the in-memory store; see `MemoryEventStore`. */
+export interface MemoryEventStoreOptions {
+  /** Most events held; default 100,000. */
+  readonly maxEvents?: number | undefined;
+  /** Most bytes held, as `MemoryEventStore.bytes` counts them; default 256 MiB. */
+  readonly maxEventBytes?: number | undefined;
+}
+
+export const DEFAULT_MAX_EVENTS = 100_000;
+export const DEFAULT_MAX_EVENT_BYTES = 256 * 1024 * 1024;
+
+/**
+ * What one event costs the heap, as the bound counts it: a fixed 512 bytes (the stored record and
+ * its entries in the two indexes), every string at two bytes a UTF-16 unit plus a 24-byte header
+ * (the raw body, the scope key of the index, the partner, key, fingerprint, type and time), and
+ * the parsed `data` tree node by node (`valueMemoryBytes`). Each charge is at or above what V8
+ * (64-bit, Node 20) takes for it, so the figure is never below the heap it counts:
+ * `bench/event-memory.ts` compares the two (docs/performance.md).
+ */
+export function eventMemoryBytes(event: NewEvent): number {
+  const keyUnits = event.partnerId.length + event.environment.length + event.idempotencyKey.length;
+  return (
+    512 +
+    stringBytes(event.rawBody.length) +
+    stringBytes(keyUnits + 2) + // the scope key of the index
+    stringBytes(event.partnerId.length) +
+    stringBytes(event.idempotencyKey.length) +
+    stringBytes(event.fingerprint.length) +
+    stringBytes(event.eventType.length) +
+    stringBytes(event.occurredAt.length) +
+    valueMemoryBytes(event.data)
+  );
+}
+
+function isSmallInteger(n: number): boolean {
+  return Number.isInteger(n) && n < 2 ** 30 && n > -(2 ** 30);
+}
+
+function stringBytes(units: number): number {
+  return 24 + 2 * units;
+}
+
+/**
+ * A parsed JSON value's heap, over-estimated per node: an object 64 bytes and 48 a member (its slot
+ * in a dictionary-mode object) plus the member name's string; an array 48 bytes and 8 an element;
+ * a string as above; a number 16 (a heap number) unless it is an integer V8 keeps in its slot
+ * (|n| < 2^30); `true`, `false` and `null` nothing beyond their
+ * slot. Iterative: no depth exhausts the stack.
+ */
+export function valueMemoryBytes(value: unknown): number {
+  let bytes = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const next = stack.pop();
+    if (typeof next === "string") bytes += stringBytes(next.length);
+    else if (typeof next === "number") bytes += isSmallInteger(next) ? 0 : 16;
+    else if (Array.isArray(next)) {
+      bytes += 48 + 8 * next.length;
+      for (const item of next) stack.push(item);
+    } else if (typeof next === "object" && next !== null) {
+      bytes += 64;
+      for (const key of Object.keys(next)) {
+        bytes += 48 + stringBytes(key.length);
+        stack.push((next as Record<string, unknown>)[key]);
+      }
+    }
+  }
+  return bytes;
+}
+
+/**
+ * The embedded default: a Map per scope key. Atomic because JS runs one callback at a time.
+ * Bounded (a process that keeps every event would run out of memory and lose them all): past
+ * `maxEvents` events or `maxEventBytes` bytes (`eventMemoryBytes`), a NEW event is refused with
+ * `full`; a duplicate or a conflicting reuse of a key already held is answered as always. It keeps
+ * events for the life of the process only: PostgreSQL is the store for real use.
+ */
 export class MemoryEventStore implements EventStore {
   readonly #byKey = new Map<string, StoredEvent>();
   readonly #events: StoredEvent[] = [];
+  readonly #maxEvents: number;
+  readonly #maxBytes: number;
+  #bytes = 0;
   #nextId = 1;
+
+  /** @throws RangeError when a bound is not a positive safe integer. */
+  constructor(options: MemoryEventStoreOptions = {}) {
+    this.#maxEvents = positive("maxEvents", options.maxEvents ?? DEFAULT_MAX_EVENTS);
+    this.#maxBytes = positive("maxEventBytes", options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES);
+  }
+
+  /** Events held. */
+  get size(): number {
+    return this.#events.length;
+  }
+
+  /** Bytes held, as `eventMemoryBytes` counts them. */
+  get bytes(): number {
+    return this.#bytes;
+  }
 
   append(event: NewEvent): Promise<AppendResult> {
     const key = scopeKey(event.partnerId, event.environment, event.idempotencyKey);
@@ -68,9 +167,20 @@ export class MemoryEventStore implements EventStore {
       const status = existing.fingerprint === event.fingerprint ? "duplicate" : "conflict";
       return Promise.resolve({ status, event: existing });
     }
+    const cost = eventMemoryBytes(event);
+    if (this.#events.length >= this.#maxEvents) {
+      return Promise.resolve({ status: "full", reason: `it holds its maximum of ${this.#maxEvents} events` });
+    }
+    if (this.#bytes + cost > this.#maxBytes) {
+      return Promise.resolve({
+        status: "full",
+        reason: `this event would take it past its maximum of ${this.#maxBytes} bytes`,
+      });
+    }
     const stored: StoredEvent = { ...event, id: this.#nextId++ };
     this.#byKey.set(key, stored);
     this.#events.push(stored);
+    this.#bytes += cost;
     return Promise.resolve({ status: "created", event: stored });
   }
 
@@ -90,6 +200,13 @@ export class MemoryEventStore implements EventStore {
   close(): Promise<void> {
     return Promise.resolve();
   }
+}
+
+function positive(name: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new RangeError(`${name} must be a positive integer, not ${value}`);
+  }
+  return value;
 }
 
 function scopeKey(partnerId: string, environment: Environment, idempotencyKey: string): string {

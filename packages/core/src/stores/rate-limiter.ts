@@ -77,19 +77,49 @@ class HitLog {
   }
 }
 
+/**
+ * Keys of the failed-authentication limit start with this (`auth:` + the client address). They are
+ * the one kind of key a client can multiply (every source address is one), so the in-memory limiter
+ * caps how many it remembers.
+ */
+export const FAILED_AUTH_KEY_PREFIX = "auth:";
+
+/** Where failures from addresses the in-memory limiter has no room for are counted, together. */
+export const FAILED_AUTH_OVERFLOW_KEY = `${FAILED_AUTH_KEY_PREFIX}\u0000overflow`;
+
+/** Default of `MemoryRateLimiterOptions.maxFailedAuthAddresses`. */
+export const DEFAULT_MAX_FAILED_AUTH_ADDRESSES = 50_000;
+
 export interface MemoryRateLimiterOptions {
   /** Milliseconds since the epoch; injectable for tests. */
   readonly now?: () => number;
+  /**
+   * Most failed-authentication keys (`FAILED_AUTH_KEY_PREFIX`…) remembered at once; default 50,000.
+   * When that many addresses have failures in the window, an address not among them is limited in
+   * ONE shared bucket (`FAILED_AUTH_OVERFLOW_KEY`, same limit): never unlimited, in bounded memory.
+   */
+  readonly maxFailedAuthAddresses?: number;
 }
 
-/** The embedded default. Idle keys are forgotten as their hits expire. */
+/**
+ * The embedded default. Idle keys are forgotten as their hits expire. Failed-authentication keys
+ * are capped (`maxFailedAuthAddresses`); the other keys (partner × environment) are as many as the
+ * partners, which the operator controls.
+ */
 export class MemoryRateLimiter implements RateLimiter {
   readonly #logs = new Map<string, HitLog>();
   readonly #now: () => number;
+  readonly #maxAuthKeys: number;
+  #authKeys = 0;
   #lastSweep = 0;
+  #lastFullSweep = 0;
 
   constructor(options: MemoryRateLimiterOptions = {}) {
     this.#now = options.now ?? Date.now;
+    this.#maxAuthKeys = options.maxFailedAuthAddresses ?? DEFAULT_MAX_FAILED_AUTH_ADDRESSES;
+    if (!Number.isSafeInteger(this.#maxAuthKeys) || this.#maxAuthKeys < 1) {
+      throw new RangeError(`maxFailedAuthAddresses must be a positive integer, not ${this.#maxAuthKeys}`);
+    }
   }
 
   hit(key: string, limit: number, windowMs: number): Promise<RateDecision> {
@@ -102,6 +132,7 @@ export class MemoryRateLimiter implements RateLimiter {
 
   close(): Promise<void> {
     this.#logs.clear();
+    this.#authKeys = 0;
     return Promise.resolve();
   }
 
@@ -110,9 +141,10 @@ export class MemoryRateLimiter implements RateLimiter {
     return this.#logs.size;
   }
 
-  #decide(key: string, limit: number, windowMs: number, count: boolean): RateDecision {
+  #decide(requested: string, limit: number, windowMs: number, count: boolean): RateDecision {
     const now = this.#now();
     this.#sweep(now, windowMs);
+    const key = this.#roomFor(requested, now, windowMs);
     let log = this.#logs.get(key);
     log?.expire(now - windowMs);
     const used = log?.total ?? 0;
@@ -125,10 +157,11 @@ export class MemoryRateLimiter implements RateLimiter {
       if (log === undefined) {
         log = new HitLog();
         this.#logs.set(key, log);
+        if (isAuthKey(key)) this.#authKeys++;
       }
       log.add(now);
     } else if (log?.empty) {
-      this.#logs.delete(key);
+      this.#forget(key);
       log = undefined;
     }
     const counted = log?.total ?? 0;
@@ -142,13 +175,40 @@ export class MemoryRateLimiter implements RateLimiter {
     };
   }
 
+  /**
+   * The key to count under: the requested one, unless it is a failed-authentication key the table
+   * has no room for (then the shared overflow bucket). Before overflowing, keys whose hits have all
+   * expired are forgotten (at most once a second, so a flood does not sweep on every request).
+   */
+  #roomFor(key: string, now: number, windowMs: number): string {
+    if (this.#authKeys < this.#maxAuthKeys || !isAuthKey(key) || this.#logs.has(key)) return key;
+    if (now - this.#lastFullSweep >= 1000) {
+      this.#lastFullSweep = now;
+      this.#expireAll(now, windowMs);
+      if (this.#authKeys < this.#maxAuthKeys) return key;
+    }
+    return FAILED_AUTH_OVERFLOW_KEY;
+  }
+
   /** Forgets keys with no hit in the window, at most once per window. */
   #sweep(now: number, windowMs: number): void {
     if (now - this.#lastSweep < windowMs) return;
     this.#lastSweep = now;
+    this.#expireAll(now, windowMs);
+  }
+
+  #expireAll(now: number, windowMs: number): void {
     for (const [key, log] of this.#logs) {
       log.expire(now - windowMs);
-      if (log.empty) this.#logs.delete(key);
+      if (log.empty) this.#forget(key);
     }
   }
+
+  #forget(key: string): void {
+    if (this.#logs.delete(key) && isAuthKey(key)) this.#authKeys--;
+  }
+}
+
+function isAuthKey(key: string): boolean {
+  return key.startsWith(FAILED_AUTH_KEY_PREFIX);
 }

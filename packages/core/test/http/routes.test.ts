@@ -130,6 +130,8 @@ const PROVOKE: Readonly<Partial<Record<ErrorCode, Provocation>>> = {
     });
     return { options: { events } };
   },
+  // A store at its bound (issue 10): the in-memory one with room for no event.
+  event_store_full: () => ({ options: { events: new MemoryEventStore({ maxEventBytes: 1 }) } }),
   idempotency_key_reused: () => {
     const events = Object.assign(new MemoryEventStore(), {
       append: (event: Parameters<MemoryEventStore["append"]>[0]) =>

@@ -23,9 +23,16 @@ export interface AppendContext {
 const encoder = new TextEncoder();
 
 /**
+ * `Retry-After` of `503 event_store_full`: a full in-memory store frees no room by itself (an
+ * operator restarts it or moves to PostgreSQL), so a client should not retry at once.
+ */
+export const EVENT_STORE_FULL_RETRY_SECONDS = 60;
+
+/**
  * Stores a new event (200, duplicate false) or answers for the key's earlier one: the same event
  * is a duplicate (200, `Idempotent-Replayed: true`); another event is `422 idempotency_key_reused`;
- * a key still being stored is `409 idempotency_in_progress` with `Retry-After: 1`.
+ * a key still being stored is `409 idempotency_in_progress` with `Retry-After: 1`; a new event a
+ * bounded store has no room for is `503 event_store_full` with `Retry-After`.
  */
 export async function appendEvent(
   context: AppendContext,
@@ -56,6 +63,13 @@ export async function appendEvent(
       throw new ApiError(
         "idempotency_key_reused",
         "this Idempotency-Key was already used for a different event; use a new key for a new event",
+      );
+    case "full":
+      throw new ApiError(
+        "event_store_full",
+        `this server's in-memory event store is full (${appended.reason}) and accepts no new event; ` +
+          "it keeps events for the life of the process only, PostgreSQL is the event store for real use; retry later",
+        { headers: { "retry-after": String(EVENT_STORE_FULL_RETRY_SECONDS) } },
       );
     case "in_progress":
       throw new ApiError(
