@@ -6,13 +6,14 @@
  * Also `--scaling products|events` and `--rss` runs. `--help` lists the flags.
  * @module
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { openSync } from "node:fs";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
+import ts from "typescript";
 import { signBody } from "../../packages/core/src/index.js";
 import { DEMO_CREDENTIALS as DEMO } from "../../packages/node-adapter/src/demo.js";
 import type { CapturedResponse, ServerSpec } from "./servers/common.js";
@@ -147,7 +148,8 @@ class ServerChild {
     const sink = openSync("/dev/null", "w");
     this.#child = spawn(process.execPath, args, {
       cwd: ROOT,
-      env: { ...process.env, ...env },
+      // Without the runner's NODE_OPTIONS (the source condition would load TypeScript).
+      env: { ...withoutNodeOptions(process.env), ...env },
       stdio: ["ignore", sink, "inherit", "ipc"],
     });
     this.#child.on("message", (m: { type: string } & Stats) => {
@@ -171,7 +173,30 @@ class ServerChild {
   }
 }
 
-const NODE_ARGS = ["--conditions=@partner-yield/source", "--import", "tsx", "--import", join(HERE, "probe.ts")];
+/**
+ * Every server runs as plain JavaScript, as shipped: ours from the packages' `dist/` (brought up to
+ * date here with an incremental `tsc -b`), the comparison servers and the probe transpiled by
+ * TypeScript into bench/http/.build/ (tsx would wrap every closure in a naming helper, a
+ * per-request cost no deployment pays).
+ */
+function prepare(): string {
+  execFileSync(process.execPath, [join(ROOT, "node_modules/typescript/bin/tsc"), "-b", "packages/node-adapter/tsconfig.build.json"], {
+    cwd: ROOT,
+    stdio: "inherit",
+  });
+  const out = join(HERE, ".build");
+  mkdirSync(join(out, "servers"), { recursive: true });
+  const files = ["probe.ts", ...readdirSync(join(HERE, "servers")).map((f) => `servers/${f}`)];
+  for (const file of files) {
+    const js = ts.transpileModule(readFileSync(join(HERE, file), "utf8"), {
+      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+    }).outputText;
+    writeFileSync(join(out, file.replace(/\.ts$/, ".js")), js);
+  }
+  return out;
+}
+const BUILD = prepare();
+const NODE_ARGS = ["--import", join(BUILD, "probe.js")];
 
 function profileArgs(name: string): string[] {
   return flags.profile === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", flags.profile, "--cpu-prof-name", `${name}.cpuprofile`];
@@ -182,7 +207,7 @@ function startOurs(name: string, extra: string[] = []): ServerChild {
   const args = [
     ...profileArgs(name),
     ...NODE_ARGS,
-    join(ROOT, "packages/node-adapter/src/cli.ts"),
+    join(ROOT, "packages/node-adapter/bin/partner-yield.js"),
     "serve",
     "--port",
     String(port),
@@ -196,7 +221,7 @@ function startOurs(name: string, extra: string[] = []): ServerChild {
 
 function startComparison(name: string, file: string, spec: Omit<ServerSpec, "port">): ServerChild {
   const port = nextPort++;
-  return new ServerChild(name, port, [...NODE_ARGS, join(HERE, "servers", file)], {
+  return new ServerChild(name, port, [...NODE_ARGS, join(BUILD, "servers", file.replace(/\.ts$/, ".js"))], {
     BENCH_SPEC: JSON.stringify({ ...spec, port }),
   });
 }
@@ -374,6 +399,11 @@ function header(): void {
       `medians of the rounds; our server: \`partner-yield serve\` (JSON request log to /dev/null unless --log none, ` +
       `limiter on with --rate-limit-quota 1000000000), store ${databaseUrl === undefined ? "memory" : "postgres"}`,
   );
+}
+
+function withoutNodeOptions(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const { NODE_OPTIONS: _dropped, ...rest } = env;
+  return rest;
 }
 
 function delay(ms: number): Promise<void> {
