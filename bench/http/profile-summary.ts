@@ -28,7 +28,9 @@ let total = 0;
 profile.samples.forEach((id, i) => {
   const dt = profile.timeDeltas[i] ?? 0;
   const frame = byId.get(id)?.callFrame;
-  const where = frame?.url ? `${frame.url.replace(/^.*\/(packages|node_modules|bench)\//, "$1/")}:${frame.lineNumber + 1}` : "";
+  const where = frame?.url
+    ? `${frame.url.replace(/^.*\/(packages|node_modules|bench)\//, "$1/")}:${frame.lineNumber + 1}`
+    : "";
   const name = `${frame?.functionName || "(anonymous)"} ${where}`.trim();
   self.set(name, (self.get(name) ?? 0) + dt);
   total += dt;
@@ -42,7 +44,9 @@ interface TreeNode extends ProfileNode {
   readonly children?: number[];
 }
 const selfById = new Map<number, number>();
-profile.samples.forEach((id, i) => selfById.set(id, (selfById.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+profile.samples.forEach((id, i) => {
+  selfById.set(id, (selfById.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+});
 const inclusive = new Map<string, number>();
 function walk(id: number, onStack: Set<string>): number {
   const node = byId.get(id) as TreeNode | undefined;

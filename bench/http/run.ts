@@ -3,12 +3,12 @@
  * for GET product, Fastify and Hono counterparts), each in its own child process, loaded with
  * autocannon over loopback in alternating rounds. Prints req/s, p50/p99 latency, the server's CPU
  * µs per request (process.cpuUsage of the child) and RSS, with ratios to the bare server.
- * Also `--scaling products|events` and `--rss` runs. `--help` lists the flags.
+ * `--help` lists the flags.
  * @module
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { cpus, tmpdir } from "node:os";
+import { cpus } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -32,8 +32,6 @@ const HELP = `pnpm bench:http [flags]
   --quick             2 rounds x 3 s, 1 s warm-up
   --store postgres    our server on PostgreSQL (--database-url, default postgres://root@127.0.0.1:5432/test)
   --database-url url
-  --scaling kind      products (1..10,000 in the fixtures) or events (1k..1M stored) instead of the table
-  --rss               RSS over a sustained GET product load (--rss-seconds, default 180)
   --profile dir       our server runs with --cpu-prof, profiles written to dir (see profile-summary.ts)
   --port-base n       first port to use (default 21100)
 `;
@@ -50,9 +48,6 @@ const { values: flags } = parseArgs({
     quick: { type: "boolean" },
     store: { type: "string" },
     "database-url": { type: "string" },
-    scaling: { type: "string" },
-    rss: { type: "boolean" },
-    "rss-seconds": { type: "string" },
     profile: { type: "string" },
     "port-base": { type: "string" },
   },
@@ -78,7 +73,8 @@ const settings = {
   pipelining: intFlag(flags.pipelining, 1, "pipelining"),
 };
 if (flags.store !== undefined && flags.store !== "postgres") throw new Error("--store must be postgres");
-const databaseUrl = flags.store === "postgres" ? (flags["database-url"] ?? "postgres://root@127.0.0.1:5432/test") : undefined;
+const databaseUrl =
+  flags.store === "postgres" ? (flags["database-url"] ?? "postgres://root@127.0.0.1:5432/test") : undefined;
 let nextPort = intFlag(flags["port-base"], 21100, "port-base");
 
 // ---- requests ------------------------------------------------------------------------------
@@ -107,7 +103,11 @@ const auth = { "x-api-key": DEMO.sandboxApiKey };
 const REQUESTS: Record<string, RequestShape> = {
   product: { method: "GET", path: `/api/partner/products/${SLUG}`, headers: auth },
   healthz: { method: "GET", path: "/healthz", headers: {} },
-  "yield-calc": { method: "GET", path: `/api/partner/products/${SLUG}/yield-calc?amount=123456.789`, headers: auth },
+  "yield-calc": {
+    method: "GET",
+    path: `/api/partner/products/${SLUG}/yield-calc?amount=123456.789`,
+    headers: auth,
+  },
   position: {
     method: "GET",
     path: `/api/partner/products/${SLUG}/position?address=${DEMO.walletWithPositions}`,
@@ -180,10 +180,14 @@ class ServerChild {
  * per-request cost no deployment pays).
  */
 function prepare(): string {
-  execFileSync(process.execPath, [join(ROOT, "node_modules/typescript/bin/tsc"), "-b", "packages/node-adapter/tsconfig.build.json"], {
-    cwd: ROOT,
-    stdio: "inherit",
-  });
+  execFileSync(
+    process.execPath,
+    [join(ROOT, "node_modules/typescript/bin/tsc"), "-b", "packages/node-adapter/tsconfig.build.json"],
+    {
+      cwd: ROOT,
+      stdio: "inherit",
+    },
+  );
   const out = join(HERE, ".build");
   mkdirSync(join(out, "servers"), { recursive: true });
   const files = ["probe.ts", ...readdirSync(join(HERE, "servers")).map((f) => `servers/${f}`)];
@@ -199,7 +203,9 @@ const BUILD = prepare();
 const NODE_ARGS = ["--import", join(BUILD, "probe.js")];
 
 function profileArgs(name: string): string[] {
-  return flags.profile === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", flags.profile, "--cpu-prof-name", `${name}.cpuprofile`];
+  return flags.profile === undefined
+    ? []
+    : ["--cpu-prof", "--cpu-prof-dir", flags.profile, "--cpu-prof-name", `${name}.cpuprofile`];
 }
 
 function startOurs(name: string, extra: string[] = []): ServerChild {
@@ -245,7 +251,7 @@ async function capture(server: ServerChild, shape: RequestShape): Promise<Captur
   const res = await fetch(`http://127.0.0.1:${server.port}${shape.path}`, {
     method: shape.method,
     headers: { ...shape.headers, ...shape.fresh?.() },
-    body: shape.body,
+    ...(shape.body === undefined ? {} : { body: shape.body }),
   });
   const headers: Record<string, string> = {};
   res.headers.forEach((value, name) => {
@@ -282,7 +288,12 @@ async function load(server: ServerChild, shape: RequestShape, seconds: number): 
         ...(shape.body === undefined ? {} : { body: shape.body }),
         ...(shape.fresh === undefined
           ? {}
-          : { setupRequest: (req: Record<string, unknown>) => ({ ...req, headers: { ...shape.headers, ...shape.fresh!() } }) }),
+          : {
+              setupRequest: (req: autocannon.Request) => ({
+                ...req,
+                headers: { ...shape.headers, ...shape.fresh!() },
+              }),
+            }),
       },
     ],
   });
@@ -413,20 +424,8 @@ function delay(ms: number): Promise<void> {
 const ALL = ["product", "product-nolog", "healthz", "yield-calc", "position", "post"];
 
 async function main(): Promise<void> {
-  if (flags.scaling !== undefined) {
-    const { runScaling } = await import("./scaling.js");
-    await runScaling(flags.scaling, { settings, nextPort: () => nextPort++, startOurs, load, REQUESTS, tmp: tmpdir() });
-    return;
-  }
-  if (flags.rss) {
-    const { runRss } = await import("./rss.js");
-    await runRss(intFlag(flags["rss-seconds"], 180, "rss-seconds"), { settings, startOurs, waitReady, load, REQUESTS });
-    return;
-  }
   const names = flags.scenarios === undefined ? ALL : flags.scenarios.split(",");
   await runTable(names);
 }
-
-export { delay, header, type RequestShape, type Sample, type ServerChild, settings, waitReady };
 
 await main();

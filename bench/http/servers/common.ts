@@ -24,7 +24,8 @@ export interface ServerSpec {
 
 export function readSpec(): ServerSpec {
   const raw = process.env["BENCH_SPEC"];
-  if (raw === undefined) throw new Error("BENCH_SPEC is not set (these servers are started by bench/http/run.ts)");
+  if (raw === undefined)
+    throw new Error("BENCH_SPEC is not set (these servers are started by bench/http/run.ts)");
   return JSON.parse(raw) as ServerSpec;
 }
 

@@ -17,7 +17,12 @@ app.addHook("onRequest", (request, _reply, done) => {
   done();
 });
 app.addHook("onResponse", (request, reply, done) => {
-  const { time: _t, level: _l, msg, ...fields } = logFields(
+  const {
+    time: _t,
+    level: _l,
+    msg,
+    ...fields
+  } = logFields(
     ids.get(request) ?? "",
     request.method,
     request.url.split("?")[0] ?? "",

@@ -39,7 +39,12 @@ export function answerProduct(apiKey: string | undefined): FrameworkAnswer {
         "cache-control": "no-store",
         "x-content-type-options": "nosniff",
       },
-      body: JSON.stringify({ type: "about:blank", title: "invalid_api_key", status: 401, request_id: requestId }),
+      body: JSON.stringify({
+        type: "about:blank",
+        title: "invalid_api_key",
+        status: 401,
+        request_id: requestId,
+      }),
     };
   }
   return {

@@ -12,7 +12,13 @@ const app = new Hono();
 app.use(async (c, next) => {
   const started = performance.now();
   await next();
-  const line = logFields(c.res.headers.get("x-request-id") ?? "", c.req.method, c.req.path, c.res.status, started);
+  const line = logFields(
+    c.res.headers.get("x-request-id") ?? "",
+    c.req.method,
+    c.req.path,
+    c.res.status,
+    started,
+  );
   process.stdout.write(`${JSON.stringify(line)}\n`);
 });
 app.get("/api/partner/products/:slug", (c) => {
