@@ -23,7 +23,8 @@ const HERE = fileURLToPath(new URL("./", import.meta.url));
 
 const HELP = `pnpm bench:http [flags]
 
-  --scenarios a,b     product, product-nolog, healthz, yield-calc, position, post (default: all)
+  --scenarios a,b     product, product-nolog, healthz, yield-calc, position, post (default: all);
+                      any scenario + "-nolog" runs our server with --log none
   --rounds n          alternating rounds per scenario (default 5)
   --duration s        seconds per measured run (default 6)
   --warmup s          seconds of warm-up per server before the rounds (default 2)
@@ -33,6 +34,8 @@ const HELP = `pnpm bench:http [flags]
   --store postgres    our server on PostgreSQL (--database-url, default postgres://root@127.0.0.1:5432/test)
   --database-url url
   --profile dir       our server runs with --cpu-prof, profiles written to dir (see profile-summary.ts)
+  --baseline dir      also run the server of another checkout (built), e.g. the code before a change,
+                      as "partner-yield (baseline)" in the same alternating rounds
   --port-base n       first port to use (default 21100)
 `;
 
@@ -50,6 +53,7 @@ const { values: flags } = parseArgs({
     "database-url": { type: "string" },
     profile: { type: "string" },
     "port-base": { type: "string" },
+    baseline: { type: "string" },
   },
 });
 if (flags.help) {
@@ -208,12 +212,12 @@ function profileArgs(name: string): string[] {
     : ["--cpu-prof", "--cpu-prof-dir", flags.profile, "--cpu-prof-name", `${name}.cpuprofile`];
 }
 
-function startOurs(name: string, extra: string[] = []): ServerChild {
+function startOurs(name: string, extra: string[] = [], root = ROOT): ServerChild {
   const port = nextPort++;
   const args = [
     ...profileArgs(name),
     ...NODE_ARGS,
-    join(ROOT, "packages/node-adapter/bin/partner-yield.js"),
+    join(root, "packages/node-adapter/bin/partner-yield.js"),
     "serve",
     "--port",
     String(port),
@@ -331,20 +335,25 @@ async function oursAndCaptured(name: string, shape: RequestShape, extra: string[
 }
 
 function scenario(name: string): Scenario {
-  const requestName = name === "product-nolog" ? "product" : name;
+  const nolog = name.endsWith("-nolog");
+  const requestName = nolog ? name.slice(0, -"-nolog".length) : name;
   const shape = REQUESTS[requestName];
   if (shape === undefined) throw new Error(`unknown scenario ${name}`);
   return {
     name,
     shape,
     start: async () => {
-      const logFlags = name === "product-nolog" ? ["--log", "none"] : [];
+      const logFlags = nolog ? ["--log", "none"] : [];
       const { ours, response } = await oursAndCaptured(`ours-${name}`, shape, logFlags);
       const spec = { response, readsBody: shape.body !== undefined, apiKey: DEMO.sandboxApiKey };
       const contenders: Contender[] = [
         { label: "bare node:http", server: startComparison("bare", "bare.ts", spec) },
-        { label: `partner-yield${name === "product-nolog" ? " --log none" : ""}`, server: ours },
+        { label: `partner-yield${nolog ? " --log none" : ""}`, server: ours },
       ];
+      if (flags.baseline !== undefined) {
+        const baseline = startOurs(`baseline-${name}`, logFlags, flags.baseline);
+        contenders.push({ label: "partner-yield (baseline)", server: baseline });
+      }
       if (name === "product") {
         contenders.push({ label: "fastify", server: startComparison("fastify", "fastify.ts", spec) });
         contenders.push({ label: "hono", server: startComparison("hono", "hono.ts", spec) });
