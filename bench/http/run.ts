@@ -34,6 +34,8 @@ const HELP = `pnpm bench:http [flags]
   --store postgres    our server on PostgreSQL (--database-url, default postgres://root@127.0.0.1:5432/test)
   --database-url url
   --profile dir       our server runs with --cpu-prof, profiles written to dir (see profile-summary.ts)
+  --rss               instead of the table: RSS of our server over a sustained GET product load
+  --rss-seconds n     length of that load after warm-up (default 180), sampled every 10 s
   --baseline dir      also run the server of another checkout (built), e.g. the code before a change,
                       as "partner-yield (baseline)" in the same alternating rounds
   --port-base n       first port to use (default 21100)
@@ -54,6 +56,8 @@ const { values: flags } = parseArgs({
     profile: { type: "string" },
     "port-base": { type: "string" },
     baseline: { type: "string" },
+    rss: { type: "boolean" },
+    "rss-seconds": { type: "string" },
   },
 });
 if (flags.help) {
@@ -430,9 +434,44 @@ function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/**
+ * RSS over time: our server under GET product load for `seconds` (after the warm-up), in 10 s
+ * slices, its RSS read after each. The target: flat within 10 % after warm-up.
+ */
+async function runRss(seconds: number): Promise<void> {
+  header();
+  const shape = REQUESTS["product"]!;
+  const ours = startOurs("ours-rss");
+  await waitReady(ours);
+  try {
+    await load(ours, shape, Math.max(settings.warmup, 10));
+    const warm = await ours.stats();
+    console.log(`RSS after warm-up: ${(warm.rss / 2 ** 20).toFixed(1)} MiB\n`);
+    console.log("| seconds | req/s | CPU µs/req | RSS MiB |");
+    console.log("|---:|---:|---:|---:|");
+    const samples: number[] = [];
+    for (let t = 10; t <= seconds; t += 10) {
+      const s = await load(ours, shape, 10);
+      samples.push(s.rss);
+      console.log(`| ${t} | ${Math.round(s.reqPerSec)} | ${s.cpuPerRequest.toFixed(1)} | ${(s.rss / 2 ** 20).toFixed(1)} |`);
+    }
+    const min = Math.min(...samples);
+    const max = Math.max(...samples);
+    console.log(
+      `\nRSS min ${(min / 2 ** 20).toFixed(1)} MiB, max ${(max / 2 ** 20).toFixed(1)} MiB: spread ${((100 * (max - min)) / min).toFixed(1)} % (target <= 10 %)`,
+    );
+  } finally {
+    await ours.stop();
+  }
+}
+
 const ALL = ["product", "product-nolog", "healthz", "yield-calc", "position", "post"];
 
 async function main(): Promise<void> {
+  if (flags.rss === true) {
+    await runRss(intFlag(flags["rss-seconds"], 180, "rss-seconds"));
+    return;
+  }
   const names = flags.scenarios === undefined ? ALL : flags.scenarios.split(",");
   await runTable(names);
 }
