@@ -453,7 +453,9 @@ async function runRss(seconds: number): Promise<void> {
     for (let t = 10; t <= seconds; t += 10) {
       const s = await load(ours, shape, 10);
       samples.push(s.rss);
-      console.log(`| ${t} | ${Math.round(s.reqPerSec)} | ${s.cpuPerRequest.toFixed(1)} | ${(s.rss / 2 ** 20).toFixed(1)} |`);
+      console.log(
+        `| ${t} | ${Math.round(s.reqPerSec)} | ${s.cpuPerRequest.toFixed(1)} | ${(s.rss / 2 ** 20).toFixed(1)} |`,
+      );
     }
     const min = Math.min(...samples);
     const max = Math.max(...samples);

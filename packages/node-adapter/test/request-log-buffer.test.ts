@@ -7,7 +7,9 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
+import fc from "fast-check";
 import { startServer } from "../src/index.js";
+import { type RequestLogEntry, requestLine } from "../src/request-log.js";
 import { DEMO } from "./support.js";
 
 const REQUEST_LOG = fileURLToPath(new URL("../src/request-log.ts", import.meta.url));
@@ -92,4 +94,38 @@ test("lines still waiting when the process exits are written", () => {
     .split("\n")
     .map((line) => (JSON.parse(line) as { request_id: string }).request_id);
   assert.deepEqual(ids, ["r0", "r1", "r2"]);
+});
+
+test("a request line is exactly JSON.stringify of its entry, whatever the strings and numbers", () => {
+  const text = fc.oneof(
+    fc.string(),
+    fc.string({ unit: "binary" }),
+    fc.constantFrom('"', "\\", "\u2028", "\ud800", "ypk_"),
+  );
+  fc.assert(
+    fc.property(
+      text,
+      text,
+      text,
+      text,
+      fc.oneof(fc.integer(), fc.double()),
+      fc.oneof(fc.double(), fc.constant(0.1), fc.constant(1e21)),
+      fc.boolean(),
+      (time, requestId, method, path, status, duration, aborted) => {
+        const base: RequestLogEntry = {
+          time,
+          level: "info",
+          msg: "request",
+          request_id: requestId,
+          method,
+          path,
+          status,
+          duration_ms: duration,
+        };
+        const entry: RequestLogEntry = aborted ? { ...base, aborted: true } : base;
+        assert.equal(requestLine(entry), `${JSON.stringify(entry)}\n`);
+      },
+    ),
+    { numRuns: 2000 },
+  );
 });
