@@ -16,6 +16,7 @@ import autocannon from "autocannon";
 import ts from "typescript";
 import { signBody } from "../../packages/core/src/index.js";
 import { DEMO_CREDENTIALS as DEMO } from "../../packages/node-adapter/src/demo.js";
+import { productFixtures } from "./scaling-fixtures.js";
 import type { CapturedResponse, ServerSpec } from "./servers/common.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -36,6 +37,10 @@ const HELP = `pnpm bench:http [flags]
   --profile dir       our server runs with --cpu-prof, profiles written to dir (see profile-summary.ts)
   --rss               instead of the table: RSS of our server over a sustained GET product load
   --rss-seconds n     length of that load after warm-up (default 180), sampled every 10 s
+  --scaling kind      instead of the table: products (GET product with 1..10,000 products in the
+                      fixtures) or events (signed POST with 1k..1M events already stored)
+  --sizes a,b,...     sizes of the scaling run (default products 1,100,1000,10000; events
+                      1000,10000,100000,1000000)
   --baseline dir      also run the server of another checkout (built), e.g. the code before a change,
                       as "partner-yield (baseline)" in the same alternating rounds
   --port-base n       first port to use (default 21100)
@@ -57,6 +62,8 @@ const { values: flags } = parseArgs({
     "port-base": { type: "string" },
     baseline: { type: "string" },
     rss: { type: "boolean" },
+    scaling: { type: "string" },
+    sizes: { type: "string" },
     "rss-seconds": { type: "string" },
   },
 });
@@ -241,7 +248,7 @@ function startComparison(name: string, file: string, spec: Omit<ServerSpec, "por
 }
 
 async function waitReady(server: ServerChild): Promise<void> {
-  const until = Date.now() + 30_000;
+  const until = Date.now() + 180_000;
   while (Date.now() < until) {
     try {
       await fetch(`http://127.0.0.1:${server.port}/`, { signal: AbortSignal.timeout(1000) });
@@ -467,9 +474,72 @@ async function runRss(seconds: number): Promise<void> {
   }
 }
 
+/**
+ * Cost per request against the size of the data: one server per size, all loaded in the same
+ * alternating rounds; the ratio is to the smallest size.
+ */
+async function runScaling(kind: string): Promise<void> {
+  if (kind !== "products" && kind !== "events") throw new Error("--scaling must be products or events");
+  const sizes = (flags.sizes ?? (kind === "products" ? "1,100,1000,10000" : "1000,10000,100000,1000000"))
+    .split(",")
+    .map((s) => intFlag(s, 1, "sizes"));
+  header();
+  const runs: { size: number; server: ServerChild; shape: RequestShape }[] = [];
+  try {
+    for (const size of sizes) {
+      if (kind === "products") {
+        const { dir, lastSlug, total } = productFixtures(size);
+        const server = startOurs(`ours-products-${size}`, ["--fixtures", dir]);
+        runs.push({
+          size: total,
+          server,
+          shape: { ...REQUESTS["product"]!, path: `/api/partner/products/${lastSlug}` },
+        });
+      } else {
+        const port = nextPort++;
+        const server = new ServerChild(
+          `events-${size}`,
+          port,
+          [...NODE_ARGS, join(BUILD, "servers/events-server.js")],
+          {
+            BENCH_SPEC: JSON.stringify({ port, prefill: size }),
+          },
+        );
+        runs.push({ size, server, shape: REQUESTS["post"]! });
+      }
+      await waitReady(runs.at(-1)!.server);
+    }
+    for (const r of runs) await load(r.server, r.shape, settings.warmup);
+    const samples = new Map(runs.map((r) => [r, [] as Sample[]]));
+    for (let round = 0; round < settings.rounds; round++) {
+      const order = round % 2 === 0 ? runs : [...runs].reverse();
+      for (const r of order) samples.get(r)!.push(await load(r.server, r.shape, settings.duration));
+    }
+    console.log(
+      `| ${kind === "products" ? "products in the fixtures (GET the last)" : "events stored before (signed POST, new key each)"} | req/s | p99 ms | CPU µs/req | x smallest CPU | RSS MiB | non-2xx/errors |`,
+    );
+    console.log("|---:|---:|---:|---:|---:|---:|---:|");
+    let first: number | undefined;
+    for (const r of runs) {
+      const s = samples.get(r)!;
+      const cpu = median(s.map((x) => x.cpuPerRequest));
+      first ??= cpu;
+      console.log(
+        `| ${r.size.toLocaleString("en-US")} | ${Math.round(median(s.map((x) => x.reqPerSec)))} | ${median(s.map((x) => x.p99)).toFixed(1)} | ${cpu.toFixed(1)} | ${(cpu / first).toFixed(2)} | ${(s.at(-1)!.rss / 2 ** 20).toFixed(0)} | ${s.reduce((n, x) => n + x.bad, 0)} |`,
+      );
+    }
+  } finally {
+    await Promise.all(runs.map((r) => r.server.stop()));
+  }
+}
+
 const ALL = ["product", "product-nolog", "healthz", "yield-calc", "position", "post"];
 
 async function main(): Promise<void> {
+  if (flags.scaling !== undefined) {
+    await runScaling(flags.scaling);
+    return;
+  }
   if (flags.rss === true) {
     await runRss(intFlag(flags["rss-seconds"], 180, "rss-seconds"));
     return;
