@@ -32,8 +32,6 @@ const HELP = `pnpm bench:http [flags]
   --connections n     autocannon connections (default 50)
   --pipelining n      requests in flight per connection (default 1)
   --quick             2 rounds x 3 s, 1 s warm-up
-  --store postgres    our server on PostgreSQL (--database-url, default postgres://root@127.0.0.1:5432/test)
-  --database-url url
   --profile dir       our server runs with --cpu-prof, profiles written to dir (see profile-summary.ts)
   --rss               instead of the table: RSS of our server over a sustained GET product load
   --rss-seconds n     length of that load after warm-up (default 180), sampled every 10 s
@@ -56,8 +54,6 @@ const { values: flags } = parseArgs({
     connections: { type: "string" },
     pipelining: { type: "string" },
     quick: { type: "boolean" },
-    store: { type: "string" },
-    "database-url": { type: "string" },
     profile: { type: "string" },
     "port-base": { type: "string" },
     baseline: { type: "string" },
@@ -87,9 +83,6 @@ const settings = {
   connections: intFlag(flags.connections, 50, "connections"),
   pipelining: intFlag(flags.pipelining, 1, "pipelining"),
 };
-if (flags.store !== undefined && flags.store !== "postgres") throw new Error("--store must be postgres");
-const databaseUrl =
-  flags.store === "postgres" ? (flags["database-url"] ?? "postgres://root@127.0.0.1:5432/test") : undefined;
 let nextPort = intFlag(flags["port-base"], 21100, "port-base");
 
 // ---- requests ------------------------------------------------------------------------------
@@ -234,7 +227,6 @@ function startOurs(name: string, extra: string[] = [], root = ROOT): ServerChild
     String(port),
     "--rate-limit-quota",
     "1000000000",
-    ...(databaseUrl === undefined ? [] : ["--database-url", databaseUrl]),
     ...extra,
   ];
   return new ServerChild(name, port, args);
@@ -428,7 +420,7 @@ function header(): void {
       `autocannon ${settings.connections} connections, pipelining ${settings.pipelining}; ` +
       `${settings.rounds} alternating rounds x ${settings.duration} s after ${settings.warmup} s warm-up; ` +
       `medians of the rounds; our server: \`partner-yield serve\` (JSON request log to /dev/null unless --log none, ` +
-      `limiter on with --rate-limit-quota 1000000000), store ${databaseUrl === undefined ? "memory" : "postgres"}`,
+      `limiter on with --rate-limit-quota 1000000000), in-memory stores`,
   );
 }
 
