@@ -25,7 +25,8 @@ function answer(res: import("node:http").ServerResponse): void {
 }
 
 const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
-  if (!spec.readsBody) {
+  // The runner's readiness probe is a GET: only a POST carries the event.
+  if (!spec.readsBody || req.method !== "POST") {
     answer(res);
     return;
   }

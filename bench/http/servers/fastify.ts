@@ -4,11 +4,15 @@
  * instead), the route declared with its path parameter, `reply.headers().send()`.
  * @module
  */
-import Fastify from "fastify";
+import Fastify, { LogController } from "fastify";
 import { exitOnSigterm } from "./common.js";
 import { answerProduct, logFields, spec } from "./framework-common.js";
 
-const app = Fastify({ logger: { base: null }, disableRequestLogging: true, keepAliveTimeout: 65_000 });
+const app = Fastify({
+  logger: { base: null },
+  logController: new LogController({ disableRequestLogging: true }),
+  keepAliveTimeout: 65_000,
+});
 const started = new WeakMap<object, number>();
 const ids = new WeakMap<object, string>();
 
