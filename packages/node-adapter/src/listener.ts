@@ -114,6 +114,50 @@ const OPS_HEADERS = {
   "cache-control": "no-store",
   "x-content-type-options": "nosniff",
 } as const;
+/** On a connection: its latest request, until it is done (for `clientError`). */
+const CURRENT = Symbol("partner-yield.currentRequest");
+/** On a response: its request's `Exchange`, for the shared `close` listener. */
+const EXCHANGE = Symbol("partner-yield.exchange");
+/**
+ * On a connection: its requests whose response has not closed. When the connection closes they
+ * are all done, also those whose response was still queued behind a pipelined one (node emits no
+ * `close` on those responses).
+ */
+const UNFINISHED = Symbol("partner-yield.unfinished");
+
+interface Closable {
+  responseClosed(): void;
+}
+type TrackedSocket = Duplex & { [UNFINISHED]?: Set<Closable> | undefined };
+
+/** The `close` listener of every response (one function, not one per request). */
+function onResponseClose(this: ServerResponse): void {
+  (this as ServerResponse & { [EXCHANGE]?: Closable })[EXCHANGE]?.responseClosed();
+}
+
+/** The `close` listener of every connection: the requests still open on it are done. */
+function onSocketClose(this: TrackedSocket): void {
+  const open = this[UNFINISHED];
+  if (open === undefined) return;
+  this[UNFINISHED] = undefined;
+  for (const exchange of open) exchange.responseClosed();
+}
+
+/** Tracks `exchange` until its response closes or its connection does (at once if it has). */
+function trackOnSocket(socket: TrackedSocket, exchange: Closable): void {
+  if (socket.destroyed) {
+    queueMicrotask(() => exchange.responseClosed());
+    return;
+  }
+  let open = socket[UNFINISHED];
+  if (open === undefined) {
+    open = new Set();
+    socket[UNFINISHED] = open;
+    socket.once("close", onSocketClose);
+  }
+  open.add(exchange);
+}
+
 /** The code prefix of node's HTTP parser errors (llhttp), e.g. `HPE_INVALID_CHUNK_SIZE`. */
 const PARSE_ERROR = "HPE_";
 
@@ -135,34 +179,9 @@ export function createListener(api: ListenerTarget, options: ListenerOptions = {
   let inFlight = 0;
   let draining = false;
   let idleWaiters: (() => void)[] = [];
-  /** The latest request on each connection, until it is done (for `clientError`). */
-  const current = new WeakMap<Duplex, ActiveRequest>();
   /** Connections whose parser failed during a request that is still answered (it closes them after). */
   const failed = new WeakSet<Duplex>();
   const connections = options.connections;
-  /**
-   * Per connection, the requests not done yet: when it closes they are done, also those whose
-   * response was still queued behind a pipelined one (node emits no `close` on those).
-   */
-  const unfinished = new WeakMap<Duplex, Set<() => void>>();
-
-  /** Calls `fn` when `socket` closes (at once if it has); returns the function that cancels it. */
-  function onSocketClose(socket: Duplex, fn: () => void): () => void {
-    let waiting = unfinished.get(socket);
-    if (waiting === undefined) {
-      const set = new Set<() => void>();
-      waiting = set;
-      unfinished.set(socket, set);
-      socket.once("close", () => {
-        unfinished.delete(socket);
-        for (const close of set) close();
-      });
-    }
-    if (socket.destroyed) queueMicrotask(fn);
-    else waiting.add(fn);
-    const set = waiting;
-    return () => set.delete(fn);
-  }
 
   function finished(): void {
     inFlight--;
@@ -173,59 +192,85 @@ export function createListener(api: ListenerTarget, options: ListenerOptions = {
     }
   }
 
+  /**
+   * One request and its response. A class rather than closures: its methods are shared by every
+   * request, so a request allocates this one object (and its promise) instead of six functions.
+   */
+  class Exchange implements ActiveRequest {
+    /**
+     * A request is done when BOTH the handler has settled and the response is closed (finished,
+     * or the client went away): shutdown waits for handlers too, so no store is closed under one.
+     */
+    pending = 2;
+    requestId = "";
+    status = 0;
+    answered = false;
+    closeAfter = false;
+    /** The response (or its connection) has closed. */
+    closed = false;
+    readonly body: BodyState = newBodyState();
+
+    constructor(
+      readonly req: IncomingMessage,
+      readonly res: ServerResponse,
+      readonly method: string,
+      readonly path: string,
+      readonly started: number,
+    ) {}
+
+    /** The response closed, or its connection did: counted once. */
+    responseClosed(): void {
+      if (this.closed) return;
+      this.closed = true;
+      (this.req.socket as TrackedSocket)[UNFINISHED]?.delete(this);
+      this.done();
+    }
+
+    done(): void {
+      if (--this.pending > 0) return;
+      finished();
+      connections?.requestEnded(this.req.socket);
+      log?.(
+        entry(this.method, this.path, !this.res.writableFinished, this.status, this.requestId, this.started),
+      );
+    }
+
+    /** The one answer of this request: the first call writes (or, client gone, records) it. */
+    answer(plain: PlainResponse, close: boolean): void {
+      if (this.answered) return;
+      this.answered = true;
+      this.requestId = plain.headers["x-request-id"] ?? "";
+      this.status = plain.status;
+      write(this.res, this.method, plain, close);
+    }
+
+    refuse(error: ApiError): void {
+      this.answer(problemResponse(error, incomingRequestId(this.req) ?? nextOpsId()), true);
+    }
+
+    release(): void {
+      const socket = this.req.socket as Duplex & { [CURRENT]?: Exchange | undefined };
+      if (socket[CURRENT] === this) socket[CURRENT] = undefined;
+      this.done();
+    }
+  }
+
   function serve(req: IncomingMessage, res: ServerResponse, deferContinue: boolean): void {
     const started = performance.now();
     inFlight++;
-    // A request is done when BOTH the handler has settled and the response is closed (finished, or
-    // the client went away): shutdown waits for handlers too, so no store is closed under one.
-    let pending = 2;
-    let requestId = "";
-    let status = 0;
-    let answered = false;
     const { path, query } = splitTarget(req.url ?? "/");
     const method = req.method ?? "GET";
     const socket = req.socket;
     connections?.requestStarted(socket);
-    const done = () => {
-      if (--pending > 0) return;
-      finished();
-      connections?.requestEnded(socket);
-      log?.(entry(method, path, !res.writableFinished, status, requestId, started));
-    };
-    let closed = false;
-    const responseClosed = () => {
-      if (closed) return;
-      closed = true;
-      forget();
-      done();
-    };
-    res.once("close", responseClosed);
-    const forget = onSocketClose(socket, responseClosed);
-
-    /** The one answer of this request: the first call writes (or, client gone, records) it. */
-    const answer = (plain: PlainResponse, close: boolean) => {
-      if (answered) return;
-      answered = true;
-      requestId = plain.headers["x-request-id"] ?? "";
-      status = plain.status;
-      write(res, method, plain, close);
-    };
-    const state = newBodyState();
-    const active: ActiveRequest = {
-      req,
-      res,
-      body: state,
-      closeAfter: false,
-      refuse: (error) => answer(problemResponse(error, incomingRequestId(req) ?? nextOpsId()), true),
-    };
-    current.set(socket, active);
-    const release = () => {
-      if (current.get(socket) === active) current.delete(socket);
-      done();
-    };
+    const exchange = new Exchange(req, res, method, path, started);
+    (res as ServerResponse & { [EXCHANGE]?: Exchange })[EXCHANGE] = exchange;
+    res.on("close", onResponseClose);
+    trackOnSocket(socket, exchange);
+    (socket as Duplex & { [CURRENT]?: Exchange })[CURRENT] = exchange;
 
     const ops = path === "/healthz" || path === "/readyz";
     const refusal = protocolRefusal(req);
+    if (refusal !== undefined) exchange.closeAfter = true;
     let response: Promise<PlainResponse>;
     try {
       response = refusal
@@ -237,39 +282,59 @@ export function createListener(api: ListenerTarget, options: ListenerOptions = {
               path,
               query,
               headers: plainHeaders(req),
-              body: hasBody(req) ? createBodyReader(req, state, deferContinue ? res : undefined) : undefined,
+              body: hasBody(req)
+                ? createBodyReader(req, exchange.body, deferContinue ? res : undefined)
+                : undefined,
               clientAddress: connections?.addressOf(socket) ?? socket.remoteAddress,
               requestId: incomingRequestId(req),
             });
     } catch (error) {
       response = Promise.reject(error);
     }
-    response
-      .then(
-        (plain) => {
-          const unread = ops
-            ? hasBody(req) && !req.complete
-            : mustClose(req, state, deferContinue, drainLimit);
-          // While crowded, answers that need no key do not keep a connection for free.
-          const shed = connections?.crowded === true && (ops || plain.status === 401 || plain.status === 429);
-          answer(plain, draining || active.closeAfter || unread || refusal !== undefined || shed);
-        },
-        (error: unknown) => {
-          const id = incomingRequestId(req) ?? nextOpsId();
-          logError?.(error, id);
-          answer(internalError(id), true);
-        },
-      )
-      .then(release, release);
+    void settle(exchange, response, ops, deferContinue);
+  }
+
+  /** Answers with what the handler gave (or a 500 when it failed), then releases the request. */
+  async function settle(
+    exchange: Exchange,
+    response: Promise<PlainResponse>,
+    ops: boolean,
+    deferContinue: boolean,
+  ): Promise<void> {
+    const { req } = exchange;
+    try {
+      let plain: PlainResponse;
+      try {
+        plain = await response;
+      } catch (error) {
+        const id = incomingRequestId(req) ?? nextOpsId();
+        logError?.(error, id);
+        exchange.answer(internalError(id), true);
+        return;
+      }
+      const unread = ops
+        ? hasBody(req) && !req.complete
+        : mustClose(req, exchange.body, deferContinue, drainLimit);
+      // While crowded, answers that need no key do not keep a connection for free.
+      const shed = connections?.crowded === true && (ops || plain.status === 401 || plain.status === 429);
+      exchange.answer(plain, draining || exchange.closeAfter || unread || shed);
+    } catch {
+      // Writing failed (the response is destroyed or closed): nothing more can be sent.
+    } finally {
+      exchange.release();
+    }
   }
 
   /** `/healthz` and `/readyz`; `HEAD` gets the headers of `GET`, Content-Length included. */
   async function answerOps(path: string, method: string, requestId: string): Promise<PlainResponse> {
-    const headers: Record<string, string> = { ...OPS_HEADERS, "x-request-id": requestId };
     if (method !== "GET" && method !== "HEAD") {
-      const body = '{"status":"method_not_allowed"}';
-      return { status: 405, headers: { ...headers, allow: "GET, HEAD" }, body };
+      // Refused like any other method a route does not take (CONTRACT §6): problem+json with Allow.
+      const problem = new ApiError("method_not_allowed", `${path} answers GET and HEAD only`, {
+        headers: { allow: "GET, HEAD" },
+      });
+      return problemResponse(problem, requestId);
     }
+    const headers: Record<string, string> = { ...OPS_HEADERS, "x-request-id": requestId };
     let status = 200;
     let body = '{"status":"ok"}';
     if (path === "/readyz") {
@@ -286,7 +351,7 @@ export function createListener(api: ListenerTarget, options: ListenerOptions = {
   }
 
   function clientError(error: NodeJS.ErrnoException, socket: Duplex): void {
-    const active = current.get(socket);
+    const active = (socket as Duplex & { [CURRENT]?: ActiveRequest | undefined })[CURRENT];
     if (active !== undefined && !active.res.headersSent) {
       const bodyArriving = !active.req.complete;
       if (error.code === "ERR_HTTP_REQUEST_TIMEOUT" && bodyArriving) {
@@ -369,7 +434,7 @@ interface ActiveRequest {
   /** A protocol error followed this request: answer it, then close the connection. */
   closeAfter: boolean;
   /** Answers the request with this problem now (and closes the connection); the handler's answer is dropped. */
-  readonly refuse: (error: ApiError) => void;
+  refuse(error: ApiError): void;
 }
 
 /**
@@ -453,7 +518,7 @@ function entry(
   started: number,
 ): RequestLogEntry {
   const base = {
-    time: new Date().toISOString(),
+    time: isoNow(),
     level: "info" as const,
     msg: "request" as const,
     request_id: requestId,
@@ -463,6 +528,19 @@ function entry(
     duration_ms: Math.round((performance.now() - started) * 10) / 10,
   };
   return aborted ? { ...base, aborted: true } : base;
+}
+
+let isoMs = Number.NaN;
+let isoText = "";
+
+/** `new Date().toISOString()`, computed once per millisecond (many requests end in the same one). */
+function isoNow(): string {
+  const ms = Date.now();
+  if (ms !== isoMs) {
+    isoMs = ms;
+    isoText = new Date(ms).toISOString();
+  }
+  return isoText;
 }
 
 /** Request ids for the adapter's own endpoints, in the core's shape: `req_` + 12 hex + counter. */

@@ -154,8 +154,67 @@ function safeString(value: unknown): string {
   }
 }
 
+/**
+ * Request lines wait here, then go out in one write every 10 ms (or as soon as 64 KiB wait):
+ * under load that is one write for hundreds of requests instead of one each (stdout is written
+ * synchronously for files and pipes on Linux). Flushed as well by `flushRequestLog()` (the
+ * server's `close()`) and when the process exits, so no line is lost on a shutdown, a
+ * `process.exit()` or an uncaught exception; a kill -9 loses at most the last 10 ms of lines.
+ */
+let pending = "";
+let flushTimer: ReturnType<typeof setTimeout> | undefined;
+let exitHooked = false;
+const FLUSH_AT = 65_536;
+const FLUSH_EVERY_MS = 10;
+
+/** Writes the request lines waiting in the buffer now. */
+export function flushRequestLog(): void {
+  if (flushTimer !== undefined) {
+    clearTimeout(flushTimer);
+    flushTimer = undefined;
+  }
+  if (pending === "") return;
+  const out = pending;
+  pending = "";
+  process.stdout.write(out);
+}
+
 function writeStdout(entry: LogEntry): void {
-  process.stdout.write(`${JSON.stringify(entry)}\n`);
+  pending += entry.msg === "request" ? requestLine(entry) : `${JSON.stringify(entry)}\n`;
+  if (pending.length >= FLUSH_AT) {
+    flushRequestLog();
+    return;
+  }
+  if (!exitHooked) {
+    exitHooked = true;
+    process.on("exit", flushRequestLog);
+  }
+  if (flushTimer === undefined) {
+    flushTimer = setTimeout(flushRequestLog, FLUSH_EVERY_MS);
+    // The exit hook writes what waits; the timer alone must not keep a stopping process alive.
+    flushTimer.unref();
+  }
+}
+
+/** Printable ASCII without `"` and `\\`: JSON writes such a string as it is, between quotes. */
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+function jsonString(value: string): string {
+  return PLAIN.test(value) ? `"${value}"` : JSON.stringify(value);
+}
+
+function jsonNumber(value: number): string {
+  return Number.isFinite(value) ? `${value}` : "null";
+}
+
+/**
+ * A request line exactly as `JSON.stringify(entry)` writes it (same keys, same order, same
+ * escapes), built without walking the object: the log costs less per request.
+ * @example requestLine({ time: "2026-11-23T12:10:54.139Z", level: "info", msg: "request", request_id: "req_1", method: "GET", path: "/healthz", status: 200, duration_ms: 0.9 }); // '{"time":"2026-11-23T12:10:54.139Z",…,"duration_ms":0.9}\n'
+ */
+export function requestLine(entry: RequestLogEntry): string {
+  const aborted = entry.aborted === true ? ',"aborted":true' : "";
+  return `{"time":${jsonString(entry.time)},"level":"info","msg":"request","request_id":${jsonString(entry.request_id)},"method":${jsonString(entry.method)},"path":${jsonString(entry.path)},"status":${jsonNumber(entry.status)},"duration_ms":${jsonNumber(entry.duration_ms)}${aborted}}\n`;
 }
 
 function writeStderr(entry: LogEntry): void {

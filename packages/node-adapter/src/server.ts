@@ -23,7 +23,7 @@ import { type ConnectionGuard, type ConnectionLimits, guardConnections } from ".
 import { DEFAULT_FIXTURES_DIR, loadFixtureDir } from "./fixture-dir.js";
 import { nodeHmacSha256, nodeSha256 } from "./hmac.js";
 import { createListener, type PartnerListener } from "./listener.js";
-import { type RequestLogOption, resolveErrorLog } from "./request-log.js";
+import { flushRequestLog, type RequestLogOption, resolveErrorLog } from "./request-log.js";
 
 /** Server timeouts, in milliseconds. */
 export interface ServerTimeouts {
@@ -239,6 +239,8 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       server.closeAllConnections();
       connections.stop();
       await api.close();
+      // The request lines of the last turn of the event loop are written before close() resolves.
+      flushRequestLog();
     })();
     return closing;
   };

@@ -415,6 +415,13 @@ describe("operations", () => {
       assert.ok(!text.includes(secret), `log contains ${secret}`);
     }
     assert.equal(logPath(`/api/partner/products/${KEY}`), "/api/partner/products/ypk_test_[redacted]");
+    const everyByteEncoded = [...KEY]
+      .map((c) => `%${c.charCodeAt(0).toString(16).padStart(2, "0")}`)
+      .join("");
+    assert.equal(
+      logPath(`/api/partner/products/${everyByteEncoded}`),
+      "/api/partner/products/ypk_test_[redacted]",
+    );
   });
 
   test("/healthz and /readyz answer without a key; other methods are 405", async () => {
@@ -430,7 +437,10 @@ describe("operations", () => {
       const post = await client.request({ method: "POST", path, body: "" });
       assert.equal(post.statusCode, 405);
       assert.equal(post.headers["allow"], "GET, HEAD");
-      await post.body.text();
+      assert.equal(post.headers["content-type"], "application/problem+json; charset=utf-8");
+      const problem = (await post.body.json()) as { code: string; request_id: string };
+      assert.equal(problem.code, "method_not_allowed");
+      assert.equal(problem.request_id, post.headers["x-request-id"]);
     }
   });
 

@@ -6,6 +6,7 @@
  * @module
  */
 import { hashApiKey, parseApiKey } from "../auth/api-key.js";
+import { KeyHashCache } from "../auth/key-hash-cache.js";
 import type { Partner } from "../stores/partner-store.js";
 import { FAILED_AUTH_KEY_PREFIX } from "../stores/rate-limiter.js";
 import type { ApiDependencies } from "./dependencies.js";
@@ -13,6 +14,12 @@ import { ApiError } from "./errors.js";
 import type { PlainRequest } from "./plain-request.js";
 
 const WINDOW_MS = 60_000;
+
+/**
+ * Per API instance (its dependencies): keys that passed `parseApiKey` for its environment → their
+ * hash. The record is still looked up on every request, so revocation takes effect at once.
+ */
+const keyHashes = new WeakMap<object, KeyHashCache>();
 
 type AuthDependencies = Pick<
   ApiDependencies,
@@ -55,15 +62,25 @@ async function identify(request: PlainRequest, deps: AuthDependencies): Promise<
   if (key === undefined || key === "") {
     return new ApiError("missing_api_key", "the X-Api-Key header is required");
   }
-  const parsed = parseApiKey(key);
-  if (!parsed.ok) return new ApiError("invalid_api_key", "the API key is malformed or unknown");
-  if (parsed.value !== deps.environment) {
-    return new ApiError(
-      "wrong_environment",
-      `this is a ${parsed.value} key; this server is the ${deps.environment} environment`,
-    );
+  let cache = keyHashes.get(deps);
+  if (cache === undefined) {
+    cache = new KeyHashCache();
+    keyHashes.set(deps, cache);
   }
-  const record = await deps.keys.findByHash(hashApiKey(key, deps.sha256));
+  let hash = cache.get(key);
+  if (hash === undefined) {
+    const parsed = parseApiKey(key);
+    if (!parsed.ok) return new ApiError("invalid_api_key", "the API key is malformed or unknown");
+    if (parsed.value !== deps.environment) {
+      return new ApiError(
+        "wrong_environment",
+        `this is a ${parsed.value} key; this server is the ${deps.environment} environment`,
+      );
+    }
+    hash = hashApiKey(key, deps.sha256);
+    cache.set(key, hash);
+  }
+  const record = await deps.keys.findByHash(hash);
   if (record === undefined || record.status !== "active" || record.environment !== deps.environment) {
     return unknownKey();
   }

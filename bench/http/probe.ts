@@ -1,0 +1,24 @@
+/**
+ * Loaded into every benchmarked server child with `--import`: answers the runner's IPC questions
+ * with this process's own CPU time (`process.cpuUsage()`) and RSS, and exits on request (so a
+ * `--cpu-prof` profile is written). Not part of any server: the servers are the same code either way.
+ * @module
+ */
+interface ProbeMessage {
+  readonly type: "stats" | "exit";
+}
+
+if (process.send !== undefined) {
+  process.on("message", (message: ProbeMessage) => {
+    if (message.type === "stats") {
+      const cpu = process.cpuUsage();
+      process.send?.({ type: "stats", cpuMicros: cpu.user + cpu.system, rss: process.memoryUsage.rss() });
+    } else if (message.type === "exit") {
+      // SIGTERM runs the server's own graceful shutdown (the CLI's handler); the bare servers exit.
+      process.kill(process.pid, "SIGTERM");
+      setTimeout(() => process.exit(0), 3000).unref();
+    }
+  });
+  // The IPC channel alone must not keep a stopped server alive.
+  process.channel?.unref();
+}

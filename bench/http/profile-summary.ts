@@ -1,0 +1,71 @@
+/**
+ * Top self-time functions of a V8 `.cpuprofile` (from `pnpm bench:http --profile dir`):
+ *   tsx bench/http/profile-summary.ts dir/ours-product.cpuprofile [top=25]
+ * Self time is attributed from the profile's samples; idle and GC are listed as V8 names them.
+ * @module
+ */
+import { readFileSync } from "node:fs";
+
+interface ProfileNode {
+  readonly id: number;
+  readonly callFrame: { functionName: string; url: string; lineNumber: number };
+}
+interface Profile {
+  readonly nodes: ProfileNode[];
+  readonly samples: number[];
+  readonly timeDeltas: number[];
+}
+
+const [file, topArg] = process.argv.slice(2);
+if (file === undefined) {
+  console.error("usage: profile-summary.ts file.cpuprofile [top]");
+  process.exit(2);
+}
+const profile = JSON.parse(readFileSync(file, "utf8")) as Profile;
+const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+const self = new Map<string, number>();
+let total = 0;
+profile.samples.forEach((id, i) => {
+  const dt = profile.timeDeltas[i] ?? 0;
+  const frame = byId.get(id)?.callFrame;
+  const where = frame?.url
+    ? `${frame.url.replace(/^.*\/(packages|node_modules|bench)\//, "$1/")}:${frame.lineNumber + 1}`
+    : "";
+  const name = `${frame?.functionName || "(anonymous)"} ${where}`.trim();
+  self.set(name, (self.get(name) ?? 0) + dt);
+  total += dt;
+});
+const top = [...self].sort((a, b) => b[1] - a[1]).slice(0, Number(topArg ?? 25));
+console.log(`${(total / 1000).toFixed(0)} ms sampled`);
+for (const [name, us] of top) console.log(`${((100 * us) / total).toFixed(1).padStart(5)}%  ${name}`);
+
+// Inclusive time of the busiest functions (self time of the node and all its descendants).
+interface TreeNode extends ProfileNode {
+  readonly children?: number[];
+}
+const selfById = new Map<number, number>();
+profile.samples.forEach((id, i) => {
+  selfById.set(id, (selfById.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+});
+const inclusive = new Map<string, number>();
+function walk(id: number, onStack: Set<string>): number {
+  const node = byId.get(id) as TreeNode | undefined;
+  if (node === undefined) return 0;
+  let sum = selfById.get(id) ?? 0;
+  const f = node.callFrame;
+  const name = `${f.functionName || "(anonymous)"} ${f.url.replace(/^.*\/(packages|node_modules|bench)\//, "$1/")}:${f.lineNumber + 1}`;
+  const fresh = !onStack.has(name);
+  if (fresh) onStack.add(name);
+  for (const child of node.children ?? []) sum += walk(child, onStack);
+  if (fresh) {
+    onStack.delete(name);
+    inclusive.set(name, (inclusive.get(name) ?? 0) + sum);
+  }
+  return sum;
+}
+walk(profile.nodes[0]!.id, new Set());
+const busy = total - (self.get("(idle)") ?? 0);
+console.log(`\ninclusive, % of non-idle time (${(busy / 1000).toFixed(0)} ms):`);
+for (const [name, us] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, Number(topArg ?? 25) + 10)) {
+  console.log(`${((100 * us) / busy).toFixed(1).padStart(5)}%  ${name}`);
+}

@@ -1,0 +1,41 @@
+/**
+ * The baseline: a bare node:http server that answers every request with the bytes our server
+ * gave for the scenario (same status, headers and body), with a fresh `x-request-id` of the same
+ * shape and the `ratelimit` count going down, node's own Date/Connection/Keep-Alive, and the same
+ * keep-alive timeout. For the POST scenario it reads the body and runs `JSON.parse` on it. No
+ * authentication, no limiter, no log: the floor a node:http server can reach on this machine.
+ * @module
+ */
+import { createServer } from "node:http";
+import { exitOnSigterm, rateLimitHeader, readSpec, requestIds } from "./common.js";
+
+const spec = readSpec();
+const { status, body } = spec.response;
+const { "x-request-id": _id, ratelimit, ...fixed } = spec.response.headers;
+const nextId = requestIds();
+const nextRateLimit = rateLimitHeader(ratelimit);
+const length = Buffer.byteLength(body);
+
+function answer(res: import("node:http").ServerResponse): void {
+  const headers: Record<string, string | number> = { ...fixed, "x-request-id": nextId() };
+  if (nextRateLimit !== undefined) headers["ratelimit"] = nextRateLimit();
+  headers["content-length"] = length;
+  res.writeHead(status, headers);
+  res.end(body);
+}
+
+const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
+  // The runner's readiness probe is a GET: only a POST carries the event.
+  if (!spec.readsBody || req.method !== "POST") {
+    answer(res);
+    return;
+  }
+  const chunks: Buffer[] = [];
+  req.on("data", (chunk: Buffer) => chunks.push(chunk));
+  req.on("end", () => {
+    JSON.parse(Buffer.concat(chunks).toString("utf8"));
+    answer(res);
+  });
+});
+server.listen(spec.port, "127.0.0.1");
+exitOnSigterm(() => server.closeAllConnections());

@@ -1,0 +1,56 @@
+/**
+ * For the events scaling run: our server (`startServer`, as the CLI starts it, JSON request log
+ * on, limiter on) over an in-memory event store pre-filled with `prefill` events through the
+ * store's public `append`. The CLI cannot pre-fill a store, hence this script. The store's bounds
+ * (100,000 events and 256 MiB by default) are lifted above the largest prefill.
+ * @module
+ */
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import type * as Core from "../../../packages/core/src/index.js";
+import type * as Adapter from "../../../packages/node-adapter/src/index.js";
+
+interface EventsSpec {
+  readonly port: number;
+  readonly prefill: number;
+}
+
+// From bench/http/.build/servers/: the repository's built packages.
+const root = fileURLToPath(new URL("../../../../", import.meta.url));
+const core = (await import(pathToFileURL(join(root, "packages/core/dist/index.js")).href)) as typeof Core;
+const adapter = (await import(
+  pathToFileURL(join(root, "packages/node-adapter/dist/index.js")).href
+)) as typeof Adapter;
+
+const spec = JSON.parse(process.env["BENCH_SPEC"] ?? "{}") as EventsSpec;
+const events = new core.MemoryEventStore({
+  maxEvents: spec.prefill + 1_000_000,
+  maxEventBytes: Number.MAX_SAFE_INTEGER,
+});
+const body = JSON.stringify({
+  event_type: "partner.user.created",
+  occurred_at: "2026-11-20T10:15:00Z",
+  data: {},
+});
+for (let i = 0; i < spec.prefill; i++) {
+  await events.append({
+    partnerId: i % 2 === 0 ? "northwind" : "contoso",
+    environment: "sandbox",
+    idempotencyKey: `prefill-${i}`,
+    fingerprint: i.toString(16).padStart(64, "0"),
+    eventType: "partner.user.created",
+    occurredAt: "2026-11-20T10:15:00Z",
+    data: {},
+    rawBody: body,
+    receivedAt: Date.now(),
+  });
+}
+const server = await adapter.startServer({
+  port: spec.port,
+  events,
+  rateLimitQuota: 1_000_000_000,
+  log: "json",
+});
+process.once("SIGTERM", () => {
+  void server.close().then(() => process.exit(0));
+});

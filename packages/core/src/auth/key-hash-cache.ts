@@ -1,0 +1,41 @@
+/**
+ * A bounded cache of API key → its stored hash (`hashApiKey`), for authentication on every
+ * request: checking the key's shape (a CRC-32 in base62) and hashing it cost more than the rest of
+ * the lookup. Only the hash is cached, never a verdict: the key store is asked for the hash's
+ * record on every request, so a revoked or deleted key is refused on its next request.
+ * @module
+ */
+
+/** Least recently used goes first; at most `max` keys. */
+export class KeyHashCache {
+  readonly #entries = new Map<string, string>();
+  readonly #max: number;
+
+  constructor(max = 1024) {
+    if (!Number.isInteger(max) || max < 1) throw new RangeError("max must be a positive integer");
+    this.#max = max;
+  }
+
+  get(key: string): string | undefined {
+    const entries = this.#entries;
+    const hash = entries.get(key);
+    if (hash !== undefined) {
+      // Most recently used goes last (a Map iterates in insertion order).
+      entries.delete(key);
+      entries.set(key, hash);
+    }
+    return hash;
+  }
+
+  set(key: string, hash: string): void {
+    const entries = this.#entries;
+    if (!entries.has(key) && entries.size >= this.#max) {
+      entries.delete(entries.keys().next().value as string);
+    }
+    entries.set(key, hash);
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+}
