@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, test } from "node:test";
+import { keccak_256 } from "@noble/hashes/sha3.js";
 import fc from "fast-check";
 import { parseAddress, toChecksumAddress } from "../../src/evm/address.js";
 import { fcParams } from "../fc-config.js";
@@ -129,3 +130,39 @@ describe("properties", () => {
     );
   });
 });
+
+describe("the checksum cache changes no answer", () => {
+  /** EIP-55 computed from scratch, without the module's cache. */
+  function reference(lowerHex: string): string {
+    const hash = keccak_256(new TextEncoder().encode(lowerHex));
+    let out = "0x";
+    for (let i = 0; i < 40; i++) {
+      const nibble = (hash[i >> 1]! >> (i % 2 === 0 ? 4 : 0)) & 0x0f;
+      out += nibble >= 8 ? lowerHex[i]!.toUpperCase() : lowerHex[i]!;
+    }
+    return out;
+  }
+
+  test("first and repeated calls, past the cache's bound (6,000 addresses) and back to the vectors", () => {
+    const seen: string[] = [];
+    for (let i = 0; i < 6000; i++) {
+      const hex = keccak_256(new TextEncoder().encode(`address ${i}`)).subarray(0, 20);
+      const lower = Buffer.from(hex).toString("hex");
+      seen.push(lower);
+      assert.equal(toChecksumAddress(lower), reference(lower));
+      assert.equal(toChecksumAddress(`0x${lower.toUpperCase()}`), reference(lower));
+    }
+    // The oldest entries were dropped; the answers are still computed right.
+    for (const lower of seen.slice(0, 50)) assert.equal(toChecksumAddress(lower), reference(lower));
+    for (const v of vectors.valid) {
+      assert.equal(toChecksumAddress(v.toLowerCase()), v);
+      assert.equal(unwrapAddress(v.toLowerCase()), v);
+    }
+  });
+});
+
+function unwrapAddress(input: string): string {
+  const result = parseAddress(input);
+  assert.ok(result.ok);
+  return result.value;
+}
