@@ -14,9 +14,9 @@
  * `ulimit -Hn`) to flood with more; the server child inherits the same limit.
  */
 import { connect, type Socket } from "node:net";
-import { parseArgs } from "node:util";
 import { Pool } from "undici";
 import { DEMO_CREDENTIALS as DEMO } from "../packages/node-adapter/src/demo.js";
+import { intFlagOf, parseFlags } from "./cli-flags.js";
 import { openFds, ownFdLimit, percentile, startServerChild } from "./server-child.js";
 
 const HELP = `pnpm flood [options]: idle keep-alive connection flood against a server it starts
@@ -35,39 +35,17 @@ const HELP = `pnpm flood [options]: idle keep-alive connection flood against a s
   -h, --help          this text
 `;
 
-const { values } = parseArgs({
-  options: {
-    connections: { type: "string" },
-    duration: { type: "string" },
-    addresses: { type: "string" },
-    legit: { type: "string" },
-    "legit-keep-alive": { type: "boolean" },
-    "server-fd-limit": { type: "string" },
-    "server-flags": { type: "string" },
-    repo: { type: "string" },
-    help: { type: "boolean", short: "h" },
-  },
+const values = parseFlags("flood", HELP, {
+  connections: { type: "string" },
+  duration: { type: "string" },
+  addresses: { type: "string" },
+  legit: { type: "string" },
+  "legit-keep-alive": { type: "boolean" },
+  "server-fd-limit": { type: "string" },
+  "server-flags": { type: "string" },
+  repo: { type: "string" },
 });
-if (values.help === true) {
-  process.stdout.write(HELP);
-  process.exit(0);
-}
-
-function intFlag(
-  name: string,
-  given: string | undefined,
-  fallback: number,
-  min: number,
-  max: number,
-): number {
-  if (given === undefined) return fallback;
-  const n = Number(given);
-  if (!Number.isInteger(n) || n < min || n > max) {
-    process.stderr.write(`--${name} must be an integer from ${min} to ${max}\n`);
-    process.exit(2);
-  }
-  return n;
-}
+const intFlag = intFlagOf("flood");
 
 const fdRoom = Math.max(0, ownFdLimit() - 200);
 const asked = intFlag("connections", values.connections, 20_000, 1, 1_000_000);
