@@ -15,9 +15,10 @@
  */
 import { connect, type Socket } from "node:net";
 import { Pool } from "undici";
+import { openFilesLimit } from "../packages/node-adapter/src/connections.js";
 import { DEMO_CREDENTIALS as DEMO } from "../packages/node-adapter/src/demo.js";
 import { intFlagOf, parseFlags } from "./cli-flags.js";
-import { openFds, ownFdLimit, percentile, startServerChild } from "./server-child.js";
+import { openFds, percentile, startServerChild } from "./server-child.js";
 
 const HELP = `pnpm flood [options]: idle keep-alive connection flood against a server it starts
 
@@ -47,7 +48,7 @@ const values = parseFlags("flood", HELP, {
 });
 const intFlag = intFlagOf("flood");
 
-const fdRoom = Math.max(0, ownFdLimit() - 200);
+const fdRoom = Math.max(0, openFilesLimit() - 200);
 const asked = intFlag("connections", values.connections, 20_000, 1, 1_000_000);
 const CONNECTIONS = Math.min(asked, fdRoom);
 const DURATION_S = intFlag("duration", values.duration, 20, 1, 120);
@@ -57,9 +58,9 @@ const KEEP_ALIVE = values["legit-keep-alive"] === true;
 const SERVER_FDS = intFlag(
   "server-fd-limit",
   values["server-fd-limit"],
-  Math.min(16_000, ownFdLimit()),
+  Math.min(16_000, openFilesLimit()),
   64,
-  ownFdLimit(),
+  openFilesLimit(),
 );
 const serverFlags = (values["server-flags"] ?? "").split(/\s+/).filter((f) => f !== "");
 
@@ -69,7 +70,7 @@ const server = await startServerChild(
   SERVER_FDS,
 );
 process.stdout.write(
-  `flood: ${CONNECTIONS} idle connections${asked > CONNECTIONS ? ` (of ${asked} asked; ulimit -n is ${ownFdLimit()})` : ""} from ${ADDRESSES} addresses, ${DURATION_S} s, server pid ${server.pid} (ulimit -n ${SERVER_FDS}) ${serverFlags.join(" ")}; legitimate client: ${LEGIT} at a time, ${KEEP_ALIVE ? "keep-alive" : "a new connection per request"}\n`,
+  `flood: ${CONNECTIONS} idle connections${asked > CONNECTIONS ? ` (of ${asked} asked; ulimit -n is ${openFilesLimit()})` : ""} from ${ADDRESSES} addresses, ${DURATION_S} s, server pid ${server.pid} (ulimit -n ${SERVER_FDS}) ${serverFlags.join(" ")}; legitimate client: ${LEGIT} at a time, ${KEEP_ALIVE ? "keep-alive" : "a new connection per request"}\n`,
 );
 
 const deadline = performance.now() + DURATION_S * 1000;
