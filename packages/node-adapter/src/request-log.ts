@@ -177,8 +177,8 @@ export function flushRequestLog(): void {
   process.stdout.write(out);
 }
 
-function writeStdout(entry: LogEntry): void {
-  pending += entry.msg === "request" ? requestLine(entry) : `${JSON.stringify(entry)}\n`;
+function writeStdout(entry: RequestLogEntry): void {
+  pending += requestLine(entry);
   if (pending.length >= FLUSH_AT) {
     flushRequestLog();
     return;
