@@ -14,10 +14,11 @@
  * `ulimit -Hn`) to flood with more; the server child inherits the same limit.
  */
 import { connect, type Socket } from "node:net";
-import { parseArgs } from "node:util";
 import { Pool } from "undici";
+import { openFilesLimit } from "../packages/node-adapter/src/connections.js";
 import { DEMO_CREDENTIALS as DEMO } from "../packages/node-adapter/src/demo.js";
-import { openFds, ownFdLimit, percentile, startServerChild } from "./server-child.js";
+import { intFlagOf, parseFlags } from "./cli-flags.js";
+import { openFds, percentile, startServerChild } from "./server-child.js";
 
 const HELP = `pnpm flood [options]: idle keep-alive connection flood against a server it starts
 
@@ -35,41 +36,19 @@ const HELP = `pnpm flood [options]: idle keep-alive connection flood against a s
   -h, --help          this text
 `;
 
-const { values } = parseArgs({
-  options: {
-    connections: { type: "string" },
-    duration: { type: "string" },
-    addresses: { type: "string" },
-    legit: { type: "string" },
-    "legit-keep-alive": { type: "boolean" },
-    "server-fd-limit": { type: "string" },
-    "server-flags": { type: "string" },
-    repo: { type: "string" },
-    help: { type: "boolean", short: "h" },
-  },
+const values = parseFlags("flood", HELP, {
+  connections: { type: "string" },
+  duration: { type: "string" },
+  addresses: { type: "string" },
+  legit: { type: "string" },
+  "legit-keep-alive": { type: "boolean" },
+  "server-fd-limit": { type: "string" },
+  "server-flags": { type: "string" },
+  repo: { type: "string" },
 });
-if (values.help === true) {
-  process.stdout.write(HELP);
-  process.exit(0);
-}
+const intFlag = intFlagOf("flood");
 
-function intFlag(
-  name: string,
-  given: string | undefined,
-  fallback: number,
-  min: number,
-  max: number,
-): number {
-  if (given === undefined) return fallback;
-  const n = Number(given);
-  if (!Number.isInteger(n) || n < min || n > max) {
-    process.stderr.write(`--${name} must be an integer from ${min} to ${max}\n`);
-    process.exit(2);
-  }
-  return n;
-}
-
-const fdRoom = Math.max(0, ownFdLimit() - 200);
+const fdRoom = Math.max(0, openFilesLimit() - 200);
 const asked = intFlag("connections", values.connections, 20_000, 1, 1_000_000);
 const CONNECTIONS = Math.min(asked, fdRoom);
 const DURATION_S = intFlag("duration", values.duration, 20, 1, 120);
@@ -79,9 +58,9 @@ const KEEP_ALIVE = values["legit-keep-alive"] === true;
 const SERVER_FDS = intFlag(
   "server-fd-limit",
   values["server-fd-limit"],
-  Math.min(16_000, ownFdLimit()),
+  Math.min(16_000, openFilesLimit()),
   64,
-  ownFdLimit(),
+  openFilesLimit(),
 );
 const serverFlags = (values["server-flags"] ?? "").split(/\s+/).filter((f) => f !== "");
 
@@ -91,7 +70,7 @@ const server = await startServerChild(
   SERVER_FDS,
 );
 process.stdout.write(
-  `flood: ${CONNECTIONS} idle connections${asked > CONNECTIONS ? ` (of ${asked} asked; ulimit -n is ${ownFdLimit()})` : ""} from ${ADDRESSES} addresses, ${DURATION_S} s, server pid ${server.pid} (ulimit -n ${SERVER_FDS}) ${serverFlags.join(" ")}; legitimate client: ${LEGIT} at a time, ${KEEP_ALIVE ? "keep-alive" : "a new connection per request"}\n`,
+  `flood: ${CONNECTIONS} idle connections${asked > CONNECTIONS ? ` (of ${asked} asked; ulimit -n is ${openFilesLimit()})` : ""} from ${ADDRESSES} addresses, ${DURATION_S} s, server pid ${server.pid} (ulimit -n ${SERVER_FDS}) ${serverFlags.join(" ")}; legitimate client: ${LEGIT} at a time, ${KEEP_ALIVE ? "keep-alive" : "a new connection per request"}\n`,
 );
 
 const deadline = performance.now() + DURATION_S * 1000;

@@ -11,7 +11,6 @@
  *   pnpm fuzz --help
  */
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
 import fc from "fast-check";
 import { startServer } from "../packages/node-adapter/src/index.js";
 import {
@@ -24,6 +23,7 @@ import {
   runOverSocket,
   Tally,
 } from "../test/support/request-fuzz.js";
+import { intFlagOf, parseFlags } from "./cli-flags.js";
 
 const HELP = `pnpm fuzz [--runs N] [--seed S] [--progress N] [--socket-share F]
 
@@ -34,34 +34,25 @@ const HELP = `pnpm fuzz [--runs N] [--seed S] [--progress N] [--socket-share F]
   FC_PATH           with the seed of a failure, replays it
 `;
 
-const { values } = parseArgs({
-  options: {
-    runs: { type: "string" },
-    seed: { type: "string" },
-    progress: { type: "string" },
-    "socket-share": { type: "string" },
-    help: { type: "boolean", short: "h" },
-  },
+const values = parseFlags("fuzz", HELP, {
+  runs: { type: "string" },
+  seed: { type: "string" },
+  progress: { type: "string" },
+  "socket-share": { type: "string" },
 });
-if (values.help) {
-  process.stdout.write(HELP);
-  process.exit(0);
-}
-function integer(name: string, text: string | undefined, fallback: number): number {
-  if (text === undefined || text === "") return fallback;
-  const n = Number(text);
-  if (!Number.isSafeInteger(n)) {
-    process.stderr.write(`fuzz: ${name} must be an integer, not ${JSON.stringify(text)}\n${HELP}`);
-    process.exit(2);
-  }
-  return n;
-}
-const runs = integer("--runs", values.runs, 20_000);
-const seed = integer("--seed", values.seed ?? process.env["FC_SEED"], Math.floor(Math.random() * 2 ** 31));
-const every = Math.max(1, integer("--progress", values.progress, 10_000));
+const integer = intFlagOf("fuzz");
+const runs = integer("runs", values.runs, 20_000, 1, 1_000_000_000);
+const seed = integer(
+  "seed",
+  values.seed ?? (process.env["FC_SEED"] || undefined),
+  Math.floor(Math.random() * 2 ** 31),
+  -(2 ** 31),
+  2 ** 31 - 1,
+);
+const every = integer("progress", values.progress, 10_000, 1, 1_000_000_000);
 const share = Number(values["socket-share"] ?? "0.2");
-if (!(share >= 0 && share <= 1)) {
-  process.stderr.write(`fuzz: --socket-share must be between 0 and 1\n${HELP}`);
+if (values["socket-share"]?.trim() === "" || !(share >= 0 && share <= 1)) {
+  process.stderr.write("fuzz: --socket-share must be a number from 0 to 1; see --help\n");
   process.exit(2);
 }
 const path = process.env["FC_PATH"] || undefined;

@@ -108,19 +108,6 @@ export function rssMiB(pid: number): number {
   }
 }
 
-/** This process's soft open-files limit (`ulimit -n`), or 1024 where it cannot be read. */
-export function ownFdLimit(): number {
-  try {
-    const line = readFileSync("/proc/self/limits", "utf8")
-      .split("\n")
-      .find((l) => l.startsWith("Max open files"));
-    const soft = Number(line?.slice("Max open files".length).trim().split(/\s+/)[0]);
-    return Number.isInteger(soft) ? soft : 1024;
-  } catch {
-    return 1024;
-  }
-}
-
 /** The value at `q` (0–1) of sorted `values`, or NaN when empty. */
 export function percentile(sorted: readonly number[], q: number): number {
   if (sorted.length === 0) return Number.NaN;

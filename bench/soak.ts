@@ -13,10 +13,10 @@
  * Exit status 1 when there were unexpected answers, memory grew over 10 %, or descriptors leaked.
  */
 import { connect, type Socket } from "node:net";
-import { parseArgs } from "node:util";
 import { Pool } from "undici";
 import { signBody } from "../packages/core/src/index.js";
 import { DEMO_CREDENTIALS as DEMO } from "../packages/node-adapter/src/demo.js";
+import { intFlagOf, parseFlags } from "./cli-flags.js";
 import { openFds, rssMiB, startServerChild } from "./server-child.js";
 
 const HELP = `pnpm soak [options]: a long mixed run against a server it starts
@@ -28,33 +28,12 @@ const HELP = `pnpm soak [options]: a long mixed run against a server it starts
   -h, --help          this text
 `;
 
-const { values } = parseArgs({
-  options: {
-    duration: { type: "string" },
-    burst: { type: "string" },
-    "server-flags": { type: "string" },
-    help: { type: "boolean", short: "h" },
-  },
+const values = parseFlags("soak", HELP, {
+  duration: { type: "string" },
+  burst: { type: "string" },
+  "server-flags": { type: "string" },
 });
-if (values.help === true) {
-  process.stdout.write(HELP);
-  process.exit(0);
-}
-function intFlag(
-  name: string,
-  given: string | undefined,
-  fallback: number,
-  min: number,
-  max: number,
-): number {
-  if (given === undefined) return fallback;
-  const n = Number(given);
-  if (!Number.isInteger(n) || n < min || n > max) {
-    process.stderr.write(`--${name} must be an integer from ${min} to ${max}\n`);
-    process.exit(2);
-  }
-  return n;
-}
+const intFlag = intFlagOf("soak");
 const DURATION_S = intFlag("duration", values.duration, 180, 5, 3600);
 const BURST = intFlag("burst", values.burst, 2000, 0, 20_000);
 const serverFlags = (values["server-flags"] ?? "").split(/\s+/).filter((f) => f !== "");

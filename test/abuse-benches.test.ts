@@ -28,6 +28,9 @@ describe("abuse benchmarks", () => {
     const help = await runBench("bench/flood.ts", ["--help"]);
     assert.equal(help.code, 0);
     assert.match(help.stdout, /--connections N/);
+    const bad = await runBench("bench/flood.ts", ["--connection", "5"]);
+    assert.equal(bad.code, 2);
+    assert.equal(bad.stderr, "flood: Unknown option '--connection'; see --help\n");
     const run = await runBench("bench/flood.ts", [
       "--connections",
       "300",
@@ -48,6 +51,9 @@ describe("abuse benchmarks", () => {
     const help = await runBench("bench/soak.ts", ["--help"]);
     assert.equal(help.code, 0);
     assert.match(help.stdout, /--duration S/);
+    const bad = await runBench("bench/soak.ts", ["--duration", "2"]);
+    assert.equal(bad.code, 2);
+    assert.equal(bad.stderr, 'soak: --duration must be an integer from 5 to 3600 (got "2"); see --help\n');
     const run = await runBench("bench/soak.ts", ["--duration", "5", "--burst", "200"]);
     assert.match(run.stdout, /^unexpected: none$/m, run.stdout + run.stderr);
     assert.match(run.stdout, /^memory: rss at start [\d.]+ MiB, after warm-up/m);

@@ -11,11 +11,11 @@ import { mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from "n
 import { cpus } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
 import autocannon from "autocannon";
 import ts from "typescript";
 import { signBody } from "../../packages/core/src/index.js";
 import { DEMO_CREDENTIALS as DEMO } from "../../packages/node-adapter/src/demo.js";
+import { intFlagOf, parseFlags, usageError } from "../cli-flags.js";
 import { productFixtures } from "./scaling-fixtures.js";
 import type { CapturedResponse, ServerSpec } from "./servers/common.js";
 
@@ -44,35 +44,26 @@ const HELP = `pnpm bench:http [flags]
   --port-base n       first port to use (default 21100)
 `;
 
-const { values: flags } = parseArgs({
-  options: {
-    help: { type: "boolean" },
-    scenarios: { type: "string" },
-    rounds: { type: "string" },
-    duration: { type: "string" },
-    warmup: { type: "string" },
-    connections: { type: "string" },
-    pipelining: { type: "string" },
-    quick: { type: "boolean" },
-    profile: { type: "string" },
-    "port-base": { type: "string" },
-    baseline: { type: "string" },
-    rss: { type: "boolean" },
-    scaling: { type: "string" },
-    sizes: { type: "string" },
-    "rss-seconds": { type: "string" },
-  },
+const flags = parseFlags("bench:http", HELP, {
+  scenarios: { type: "string" },
+  rounds: { type: "string" },
+  duration: { type: "string" },
+  warmup: { type: "string" },
+  connections: { type: "string" },
+  pipelining: { type: "string" },
+  quick: { type: "boolean" },
+  profile: { type: "string" },
+  "port-base": { type: "string" },
+  baseline: { type: "string" },
+  rss: { type: "boolean" },
+  scaling: { type: "string" },
+  sizes: { type: "string" },
+  "rss-seconds": { type: "string" },
 });
-if (flags.help) {
-  process.stdout.write(HELP);
-  process.exit(0);
-}
-
+const positive = intFlagOf("bench:http");
+/** A positive integer flag (at most 10 million). */
 function intFlag(value: string | undefined, fallback: number, name: string): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer`);
-  return n;
+  return positive(name, value, fallback, 1, 10_000_000);
 }
 
 const quick = flags.quick === true;
@@ -134,6 +125,17 @@ const REQUESTS: Record<string, RequestShape> = {
     fresh: () => ({ "idempotency-key": nextIdempotencyKey() }),
   },
 };
+
+const ALL = ["product", "product-nolog", "healthz", "yield-calc", "position", "post"];
+const SCENARIOS = flags.scenarios === undefined ? ALL : flags.scenarios.split(",");
+for (const name of SCENARIOS) {
+  if (REQUESTS[name.replace(/-nolog$/, "")] === undefined) {
+    usageError("bench:http", `unknown scenario ${JSON.stringify(name)} in --scenarios`);
+  }
+}
+if (flags.scaling !== undefined && flags.scaling !== "products" && flags.scaling !== "events") {
+  usageError("bench:http", `--scaling must be products or events (got ${JSON.stringify(flags.scaling)})`);
+}
 
 // ---- servers -------------------------------------------------------------------------------
 
@@ -470,8 +472,7 @@ async function runRss(seconds: number): Promise<void> {
  * Cost per request against the size of the data: one server per size, all loaded in the same
  * alternating rounds; the ratio is to the smallest size.
  */
-async function runScaling(kind: string): Promise<void> {
-  if (kind !== "products" && kind !== "events") throw new Error("--scaling must be products or events");
+async function runScaling(kind: "products" | "events"): Promise<void> {
   const sizes = (flags.sizes ?? (kind === "products" ? "1,100,1000,10000" : "1000,10000,100000,1000000"))
     .split(",")
     .map((s) => intFlag(s, 1, "sizes"));
@@ -525,19 +526,16 @@ async function runScaling(kind: string): Promise<void> {
   }
 }
 
-const ALL = ["product", "product-nolog", "healthz", "yield-calc", "position", "post"];
-
 async function main(): Promise<void> {
   if (flags.scaling !== undefined) {
-    await runScaling(flags.scaling);
+    await runScaling(flags.scaling as "products" | "events");
     return;
   }
   if (flags.rss === true) {
     await runRss(intFlag(flags["rss-seconds"], 180, "rss-seconds"));
     return;
   }
-  const names = flags.scenarios === undefined ? ALL : flags.scenarios.split(",");
-  await runTable(names);
+  await runTable(SCENARIOS);
 }
 
 await main();

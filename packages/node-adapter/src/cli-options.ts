@@ -174,7 +174,7 @@ export const SERVE_FLAGS: readonly Flag[] = [
     env: "PARTNER_YIELD_CROWDED_IDLE_TIMEOUT_MS",
     value: "MS",
     default: String(DEFAULT_CROWDED_IDLE_TIMEOUT_MS),
-    help: "idle time before a connection is closed while ≥ 3/4 of --max-connections are open",
+    help: "idle time before a connection is closed while ≥ 3/4 of --max-connections are open; then /healthz, /readyz, 401 and 429 answers close their connection too",
   },
   {
     flag: "rate-limit-quota",

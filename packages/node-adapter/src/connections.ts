@@ -66,7 +66,8 @@ export function defaultMaxConnections(): number {
   return Math.max(64, Math.floor(openFilesLimit() * 0.75));
 }
 
-function openFilesLimit(): number {
+/** This process's soft open-files limit (`ulimit -n`, from /proc/self/limits), or 1024 where it cannot be read. */
+export function openFilesLimit(): number {
   try {
     const limits = readFileSync("/proc/self/limits", "utf8");
     const line = limits.split("\n").find((l) => l.startsWith("Max open files"));

@@ -270,24 +270,26 @@ export function createListener(api: ListenerTarget, options: ListenerOptions = {
 
     const ops = path === "/healthz" || path === "/readyz";
     const refusal = protocolRefusal(req);
-    if (refusal !== undefined) exchange.closeAfter = true;
     let response: Promise<PlainResponse>;
     try {
-      response = refusal
-        ? Promise.resolve(problemResponse(refusal, incomingRequestId(req) ?? nextOpsId()))
-        : ops
-          ? answerOps(path, method, incomingRequestId(req) ?? nextOpsId())
-          : api.handle({
-              method,
-              path,
-              query,
-              headers: plainHeaders(req),
-              body: hasBody(req)
-                ? createBodyReader(req, exchange.body, deferContinue ? res : undefined)
-                : undefined,
-              clientAddress: connections?.addressOf(socket) ?? socket.remoteAddress,
-              requestId: incomingRequestId(req),
-            });
+      if (refusal !== undefined) {
+        exchange.closeAfter = true;
+        response = Promise.resolve(problemResponse(refusal, incomingRequestId(req) ?? nextOpsId()));
+      } else if (ops) {
+        response = answerOps(path, method, incomingRequestId(req) ?? nextOpsId());
+      } else {
+        response = api.handle({
+          method,
+          path,
+          query,
+          headers: plainHeaders(req),
+          body: hasBody(req)
+            ? createBodyReader(req, exchange.body, deferContinue ? res : undefined)
+            : undefined,
+          clientAddress: connections?.addressOf(socket) ?? socket.remoteAddress,
+          requestId: incomingRequestId(req),
+        });
+      }
     } catch (error) {
       response = Promise.reject(error);
     }

@@ -6,7 +6,7 @@
  * key pasted into the path is masked too.
  * @module
  */
-import type { ErrorAnswer } from "@partner-yield/core";
+import { type ErrorAnswer, redactCredentials } from "@partner-yield/core";
 
 export interface RequestLogEntry {
   /** ISO 8601 time the response finished (or the client went away). */
@@ -59,7 +59,6 @@ export type LogEntry = RequestLogEntry | ErrorLogEntry;
 export type RequestLogOption = "json" | "none" | ((entry: LogEntry) => void);
 
 const MAX_PATH = 256;
-const SECRET = /(ypk_(?:test|live)_|whsec_)[A-Za-z0-9_-]*/g;
 
 /**
  * The path as it may be logged: no query string, API keys and signing secrets masked, truncated.
@@ -68,8 +67,7 @@ const SECRET = /(ypk_(?:test|live)_|whsec_)[A-Za-z0-9_-]*/g;
 export function logPath(path: string): string {
   let out = path.length > MAX_PATH ? `${path.slice(0, MAX_PATH)}…` : path;
   if (out.includes("%")) out = maskEncodedSecrets(out);
-  if (out.includes("ypk_") || out.includes("whsec_")) out = out.replace(SECRET, "$1[redacted]");
-  return out;
+  return redactCredentials(out);
 }
 
 /**
@@ -179,8 +177,8 @@ export function flushRequestLog(): void {
   process.stdout.write(out);
 }
 
-function writeStdout(entry: LogEntry): void {
-  pending += entry.msg === "request" ? requestLine(entry) : `${JSON.stringify(entry)}\n`;
+function writeStdout(entry: RequestLogEntry): void {
+  pending += requestLine(entry);
   if (pending.length >= FLUSH_AT) {
     flushRequestLog();
     return;

@@ -239,7 +239,8 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       server.closeAllConnections();
       connections.stop();
       await api.close();
-      // The request lines of the last turn of the event loop are written before close() resolves.
+      // The request lines still buffered (request-log.ts writes every 10 ms) are written before
+      // close() resolves.
       flushRequestLog();
     })();
     return closing;

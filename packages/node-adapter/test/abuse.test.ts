@@ -18,6 +18,7 @@ import {
   type RunningServer,
 } from "../src/index.js";
 import {
+  assertProblem,
   eventBody,
   eventHeaders,
   eventually,
@@ -31,17 +32,6 @@ import {
 } from "./support.js";
 
 const GENERATED_ID = /^req_[0-9a-f]{12}[0-9a-z]{6,}$/;
-
-function assertProblem(res: RawResponse, status: number, code: string): Record<string, unknown> {
-  assert.equal(res.status, status, res.body);
-  assert.equal(res.headers["content-type"], "application/problem+json; charset=utf-8");
-  assert.match(res.headers["x-request-id"] ?? "", GENERATED_ID);
-  const body = JSON.parse(res.body) as Record<string, unknown>;
-  assert.equal(body["code"], code);
-  assert.equal(body["status"], status);
-  assert.equal(body["request_id"], res.headers["x-request-id"]);
-  return body;
-}
 
 /** A TCP connection from `localAddress` (any 127.x.y.z works on Linux loopback). */
 function openFrom(port: number, localAddress = "127.0.0.1"): Promise<Socket> {
@@ -332,7 +322,6 @@ describe("refusals node:http would answer bare", () => {
       const res = await exchange(`GET ${path} HTTP/1.1\r\nX-Api-Key: ${KEY}\r\n\r\n`);
       const body = assertProblem(res, 400, "invalid_parameter");
       assert.match(String(body["detail"]), /Host/);
-      assert.equal(res.headers["connection"], "close");
     }
     await eventually(() => entries.length === 2, 2_000, "logged");
     assert.deepEqual(
@@ -425,7 +414,6 @@ describe("request smuggling shapes are refused, the smuggled request never answe
       conn.write(c.data);
       const res = await conn.response(2_000);
       assertProblem(res, 400, c.code);
-      assert.equal(res.headers["connection"], "close");
       await conn.closed();
       await assert.rejects(conn.response(100), /connection closed; unparsed: ""/);
     });

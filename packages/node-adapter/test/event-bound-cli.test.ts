@@ -4,11 +4,11 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_EVENTS, MemoryEventStore, signBody } from "@partner-yield/core";
+import { DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_EVENTS, MemoryEventStore } from "@partner-yield/core";
 import { openBackends } from "../src/backends.js";
 import { defaultMaxEventBytes, parseCommandLine, UsageError } from "../src/cli-options.js";
 import { createNodePartnerApi, DEFAULT_FIXTURES_DIR } from "../src/index.js";
-import { DEMO } from "./support.js";
+import { eventHeaders, INBOUND } from "./support.js";
 
 function serveConfig(argv: string[], env: Record<string, string> = {}) {
   const command = parseCommandLine(["serve", ...argv], env);
@@ -56,14 +56,8 @@ test("the served in-memory store has the bound of the flags", async () => {
     );
     return api.handle({
       method: "POST",
-      path: "/api/partner/webhooks/inbound",
-      headers: {
-        "x-api-key": DEMO.sandboxApiKey,
-        "content-type": "application/json",
-        "x-partner-event": "partner.user.created",
-        "idempotency-key": `k${n}`,
-        "x-partner-signature": signBody(DEMO.signingSecret, body),
-      },
+      path: INBOUND,
+      headers: eventHeaders(body, `k${n}`),
       body,
       clientAddress: "127.0.0.1",
     });

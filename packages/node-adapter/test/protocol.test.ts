@@ -8,6 +8,7 @@ import { after, before, describe, test } from "node:test";
 import type { RequestLogEntry, RunningServer } from "../src/index.js";
 import { splitTarget } from "../src/index.js";
 import {
+  assertProblem,
   eventually,
   INBOUND,
   KEY,
@@ -16,33 +17,6 @@ import {
   requestHead,
   startTestServer,
 } from "./support.js";
-
-const REQUEST_ID = /^req_[0-9a-f]{12}[0-9a-z]{6,}$/;
-
-/** A complete problem answer (CONTRACT §6, §9) with this status and code, closing the connection. */
-function assertProblem(res: RawResponse, status: number, code: string): Record<string, unknown> {
-  assert.equal(res.status, status, res.body);
-  assert.equal(res.headers["content-type"], "application/problem+json; charset=utf-8");
-  assert.equal(res.headers["cache-control"], "no-store");
-  assert.equal(res.headers["x-content-type-options"], "nosniff");
-  assert.equal(res.headers["connection"], "close");
-  assert.match(res.headers["x-request-id"] ?? "", REQUEST_ID);
-  const body = JSON.parse(res.body) as Record<string, unknown>;
-  assert.deepEqual(
-    { ...body, detail: typeof body["detail"] },
-    {
-      success: false,
-      type: `https://partner-yield.dev/errors/${code}`,
-      title: body["title"],
-      status,
-      code,
-      detail: "string",
-      request_id: res.headers["x-request-id"],
-    },
-  );
-  assert.equal(typeof body["title"], "string");
-  return body;
-}
 
 /** Sends `data` on a new connection; the first answer, once the server has closed the connection. */
 async function refusal(server: RunningServer, data: string | Buffer): Promise<RawResponse> {

@@ -1,5 +1,5 @@
 /**
- * The JSON request log is buffered (one write per turn of the event loop, or per 64 KiB): no line
+ * The JSON request log is buffered (one write every 10 ms, or per 64 KiB): no line
  * may be lost or cut, neither when the server is closed right after its last response nor when
  * the process exits at once.
  */

@@ -1,4 +1,5 @@
 /** Test support: a server on 127.0.0.1:0, signed events, and a raw HTTP/1.1 connection. */
+import assert from "node:assert/strict";
 import { connect, type Socket } from "node:net";
 import { signBody } from "@partner-yield/core";
 import { DEMO_CREDENTIALS } from "../src/demo.js";
@@ -149,4 +150,31 @@ export async function eventually(
     if (Date.now() > deadline) throw new Error(`${what} did not hold within ${timeoutMs} ms`);
     await sleep(10);
   }
+}
+
+const REQUEST_ID = /^req_[0-9a-f]{12}[0-9a-z]{6,}$/;
+
+/** A complete problem answer (CONTRACT §6, §9) with this status and code, closing the connection. */
+export function assertProblem(res: RawResponse, status: number, code: string): Record<string, unknown> {
+  assert.equal(res.status, status, res.body);
+  assert.equal(res.headers["content-type"], "application/problem+json; charset=utf-8");
+  assert.equal(res.headers["cache-control"], "no-store");
+  assert.equal(res.headers["x-content-type-options"], "nosniff");
+  assert.equal(res.headers["connection"], "close");
+  assert.match(res.headers["x-request-id"] ?? "", REQUEST_ID);
+  const body = JSON.parse(res.body) as Record<string, unknown>;
+  assert.deepEqual(
+    { ...body, detail: typeof body["detail"] },
+    {
+      success: false,
+      type: `https://partner-yield.dev/errors/${code}`,
+      title: body["title"],
+      status,
+      code,
+      detail: "string",
+      request_id: res.headers["x-request-id"],
+    },
+  );
+  assert.equal(typeof body["title"], "string");
+  return body;
 }

@@ -167,10 +167,10 @@ export class MemoryEventStore implements EventStore {
       const status = existing.fingerprint === event.fingerprint ? "duplicate" : "conflict";
       return Promise.resolve({ status, event: existing });
     }
-    const cost = eventMemoryBytes(event);
     if (this.#events.length >= this.#maxEvents) {
       return Promise.resolve({ status: "full", reason: `it holds its maximum of ${this.#maxEvents} events` });
     }
+    const cost = eventMemoryBytes(event);
     if (this.#bytes + cost > this.#maxBytes) {
       return Promise.resolve({
         status: "full",

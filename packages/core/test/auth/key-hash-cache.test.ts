@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { sha256 } from "@noble/hashes/sha2.js";
 import { KeyHashCache } from "../../src/auth/key-hash-cache.js";
 import { createPartnerApi, hashApiKey } from "../../src/index.js";
 import { DEMO, loadSandbox } from "../sandbox.js";
@@ -41,6 +42,31 @@ describe("authentication with the key hash cache", () => {
       headers: { "x-api-key": key },
       clientAddress: "192.0.2.7",
     });
+
+  test("a key is hashed on its first request only; the record is still looked up on every one", async () => {
+    const data = loadSandbox();
+    let hashes = 0;
+    let lookups = 0;
+    const findByHash = data.keys.findByHash.bind(data.keys);
+    const keys = Object.assign(Object.create(data.keys) as typeof data.keys, {
+      findByHash: (hash: string) => {
+        lookups++;
+        return findByHash(hash);
+      },
+    });
+    const api = createPartnerApi({
+      environment: "sandbox",
+      ...data,
+      keys,
+      sha256: (bytes: Uint8Array) => {
+        hashes++;
+        return sha256(bytes);
+      },
+    });
+    for (let i = 0; i < 3; i++) assert.equal((await get(api, DEMO.sandboxApiKey)).status, 200);
+    assert.equal(hashes, 1);
+    assert.equal(lookups, 3);
+  });
 
   test("a key revoked after it was used is refused on its next request", async () => {
     const data = loadSandbox();
