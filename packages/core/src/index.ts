@@ -44,6 +44,7 @@ export {
   hashApiKey,
   parseApiKey,
 } from "./auth/api-key.js";
+export { looksLikeCredential, redactCredentials } from "./auth/credential-shape.js";
 // Keys, secrets and signatures (CONTRACT §4)
 export type { Environment } from "./auth/environment.js";
 export {
@@ -81,7 +82,6 @@ export {
   PROBLEM_TYPE_BASE,
   type ProblemBody,
   problemBody,
-  redactCredentials,
 } from "./http/errors.js";
 export { type FetchHandlerOptions, toFetchHandler } from "./http/fetch.js";
 export { acceptableRequestId } from "./http/incoming-request-id.js";

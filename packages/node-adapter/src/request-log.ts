@@ -6,7 +6,7 @@
  * key pasted into the path is masked too.
  * @module
  */
-import { type ErrorAnswer, redactCredentials } from "@partner-yield/core";
+import { type ErrorAnswer, looksLikeCredential, redactCredentials } from "@partner-yield/core";
 
 export interface RequestLogEntry {
   /** ISO 8601 time the response finished (or the client went away). */
@@ -78,7 +78,7 @@ function maskEncodedSecrets(path: string): string {
   const decoded = path.replace(/%([0-9A-Fa-f]{2})/g, (_, hex: string) =>
     String.fromCharCode(parseInt(hex, 16)),
   );
-  return /ypk_(?:test|live)_|whsec_/.test(decoded) ? decoded : path;
+  return looksLikeCredential(decoded) ? decoded : path;
 }
 
 /**

@@ -4,6 +4,7 @@
  * signing secret pasted where an id belongs must not travel further (CONTRACT §6).
  * @module
  */
+import { looksLikeCredential } from "../auth/credential-shape.js";
 import type { Environment } from "../auth/environment.js";
 import { accept, type Refused, type Result, refuse } from "../result.js";
 
@@ -26,9 +27,6 @@ export function parsePartnerId(id: string): Result<string, "invalid_partner_id">
   );
 }
 
-/** A key or secret pasted where a name or label belongs: never stored there, since names are listed. */
-const CREDENTIAL_SHAPED = /ypk_(test|live)_|whsec_/;
-
 /**
  * A partner's display name: 1–200 characters, not blank, no control characters, nothing shaped
  * like an API key or signing secret (names are printed by every list).
@@ -41,7 +39,7 @@ export function parsePartnerName(name: string): Result<string, "invalid_partner_
       `a partner name is 1 to ${MAX_TEXT} characters, not blank, without control characters`,
     );
   }
-  if (CREDENTIAL_SHAPED.test(name)) {
+  if (looksLikeCredential(name)) {
     return refuse("invalid_partner_name", "a partner name may not hold an API key or signing secret");
   }
   return accept(name);
@@ -66,7 +64,7 @@ export function parseLabel(label: string | undefined): Result<string | null, "in
   if (label.length > MAX_TEXT || CONTROL.test(label)) {
     return refuse("invalid_label", `a label is at most ${MAX_TEXT} characters, without control characters`);
   }
-  if (CREDENTIAL_SHAPED.test(label))
+  if (looksLikeCredential(label))
     return refuse("invalid_label", "a label may not hold an API key or signing secret");
   return accept(label);
 }

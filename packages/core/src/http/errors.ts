@@ -2,6 +2,7 @@
  * Every error the API can answer with, in ONE table: stable code → HTTP status and title
  * (CONTRACT §6). Bodies are RFC 9457 problem+json with the envelope's `success: false`.
  */
+import { redactCredentials } from "../auth/credential-shape.js";
 
 export const ERRORS = {
   invalid_parameter: { status: 400, title: "Invalid parameter" },
@@ -84,17 +85,6 @@ export interface ProblemBody {
   detail: string;
   request_id: string;
   errors?: FieldError[];
-}
-
-const CREDENTIAL = /(ypk_(?:test|live)_|whsec_)[A-Za-z0-9_-]*/g;
-
-/**
- * Masks what looks like an API key or a signing secret (CONTRACT §4 formats). A detail or pointer
- * built from the request (a member name, a parameter) could otherwise echo one (CONTRACT §6).
- * @example redactCredentials("/body/ypk_test_abc"); // "/body/ypk_test_[redacted]"
- */
-export function redactCredentials(text: string): string {
-  return text.includes("ypk_") || text.includes("whsec_") ? text.replace(CREDENTIAL, "$1[redacted]") : text;
 }
 
 /** The problem+json body for an error; anything shaped like a key or secret is masked. */
