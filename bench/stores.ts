@@ -8,7 +8,7 @@
  *   pnpm bench:stores                         # needs PostgreSQL and Redis (as the tests do)
  *   BENCH_EVENTS=20000 BENCH_SECONDS=3 pnpm bench:stores
  *
- * Each run uses a database and a Redis key prefix of its own, removed at the end.
+ * Each run uses a database (bench/pg-database.ts) and a Redis key prefix of its own, removed at the end.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -17,18 +17,14 @@ import autocannon from "autocannon";
 import { MemoryRateLimiter, type RateLimiter, signBody } from "../packages/core/src/index.js";
 import { uniqueTag } from "../packages/core/src/testing/index.js";
 import { DEMO_CREDENTIALS as DEMO } from "../packages/node-adapter/src/demo.js";
-import { loadFixtureDir } from "../packages/node-adapter/src/fixture-dir.js";
-import { createPool, dataSetOf, importData, migrate } from "../packages/store-postgres/src/index.js";
 import { connectRedis, RedisRateLimiter } from "../packages/store-redis/src/index.js";
+import { createBenchDatabase } from "./pg-database.js";
 
 const EVENTS = Number(process.env["BENCH_EVENTS"] ?? "100000");
 const SECONDS = Number(process.env["BENCH_SECONDS"] ?? "5");
 const CONNECTIONS = 50;
-const ADMIN_URL =
-  process.env["PARTNER_YIELD_TEST_DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const REDIS_URL = process.env["PARTNER_YIELD_TEST_REDIS_URL"] ?? "redis://127.0.0.1:6379";
 const CLI = fileURLToPath(new URL("../packages/node-adapter/src/cli.ts", import.meta.url));
-const FIXTURES = fileURLToPath(new URL("../fixtures/", import.meta.url));
 
 const body = JSON.stringify({
   event_type: "partner.user.created",
@@ -131,28 +127,23 @@ async function decisionsPerSecond(limiter: RateLimiter): Promise<number> {
   return done / ((performance.now() - start) / 1000);
 }
 
-const database = `py_bench_${uniqueTag()}`;
-const admin = createPool({ connectionString: ADMIN_URL, max: 1, statementTimeoutMs: 60_000 });
-await admin.query(`create database ${database}`);
-const dbUrl = new URL(ADMIN_URL);
-dbUrl.pathname = `/${database}`;
+const database = await createBenchDatabase();
+const dbUrl = database.url;
 const redisPrefix = `py-bench:${uniqueTag()}:`;
-const redis = await connectRedis({ url: REDIS_URL, commandTimeoutMs: 5000 });
+const redis = await connectRedis({ url: REDIS_URL, commandTimeoutMs: 5000 }).catch(async (error) => {
+  await database.drop();
+  throw error;
+});
 try {
-  const pool = createPool({ connectionString: dbUrl.toString() });
-  await migrate(pool);
-  await importData(pool, dataSetOf(loadFixtureDir(FIXTURES)));
-  await pool.end();
-
   console.log(
     `partner-yield store benchmarks (node ${process.version}; ${CONNECTIONS} connections, 1 KiB signed events, ${SECONDS} s timed, RSS after ${EVENTS.toLocaleString("en-US")} events)`,
   );
   console.log("\nevents accepted per second (a server process; autocannon in this one)");
   const memory = await benchEvents("memory", []);
-  const postgres = await benchEvents("postgres", ["--database-url", dbUrl.toString()]);
+  const postgres = await benchEvents("postgres", ["--database-url", dbUrl]);
   const both = await benchEvents("postgres + redis", [
     "--database-url",
-    dbUrl.toString(),
+    dbUrl,
     "--redis-url",
     REDIS_URL,
     "--redis-key-prefix",
@@ -171,8 +162,7 @@ try {
     `  redis  ${Math.round(redisLimiter).toLocaleString("en-US").padStart(10)} decisions/s  ${(redisLimiter / memoryLimiter).toFixed(3)}× memory`,
   );
 } finally {
-  await admin.query(`drop database if exists ${database} with (force)`);
-  await admin.end();
+  await database.drop();
   let cursor = "0";
   do {
     const [next, keys] = await redis.scan(cursor, "MATCH", `${redisPrefix}*`, "COUNT", 1000);

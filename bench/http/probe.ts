@@ -1,11 +1,17 @@
 /**
  * Loaded into every benchmarked server child with `--import`: answers the runner's IPC questions
  * with this process's own CPU time (`process.cpuUsage()`) and RSS, and exits on request (so a
- * `--cpu-prof` profile is written). Not part of any server: the servers are the same code either way.
+ * `--cpu-prof` profile is written) or when the runner is gone. Not part of any server: the servers are the same code either way.
  * @module
  */
 interface ProbeMessage {
   readonly type: "stats" | "exit";
+}
+
+/** SIGTERM runs the server's own graceful shutdown (the CLI's handler); the bare servers exit. */
+function stop(): void {
+  process.kill(process.pid, "SIGTERM");
+  setTimeout(() => process.exit(0), 3000).unref();
 }
 
 if (process.send !== undefined) {
@@ -14,11 +20,11 @@ if (process.send !== undefined) {
       const cpu = process.cpuUsage();
       process.send?.({ type: "stats", cpuMicros: cpu.user + cpu.system, rss: process.memoryUsage.rss() });
     } else if (message.type === "exit") {
-      // SIGTERM runs the server's own graceful shutdown (the CLI's handler); the bare servers exit.
-      process.kill(process.pid, "SIGTERM");
-      setTimeout(() => process.exit(0), 3000).unref();
+      stop();
     }
   });
+  // The runner is gone (killed, or it exited without stopping us): stop too, not serve on alone.
+  process.on("disconnect", stop);
   // The IPC channel alone must not keep a stopped server alive.
   process.channel?.unref();
 }

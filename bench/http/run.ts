@@ -2,8 +2,9 @@
  * `pnpm bench:http`: our server against a bare node:http server answering the same bytes (and,
  * for GET product, Fastify and Hono counterparts), each in its own child process, loaded with
  * autocannon over loopback in alternating rounds. Prints req/s, p50/p99 latency, the server's CPU
- * µs per request (process.cpuUsage of the child) and RSS, with ratios to the bare server.
- * `--help` lists the flags.
+ * µs per request (process.cpuUsage of the child) and RSS, with ratios to the bare server; for
+ * `post-pg`, our server on a PostgreSQL database of its own, and PostgreSQL's own CPU per request
+ * read from /proc. `--help` lists the flags.
  * @module
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
@@ -16,6 +17,14 @@ import ts from "typescript";
 import { signBody } from "../../packages/core/src/index.js";
 import { DEMO_CREDENTIALS as DEMO } from "../../packages/node-adapter/src/demo.js";
 import { intFlagOf, parseFlags, usageError } from "../cli-flags.js";
+import {
+  ADMIN_URL,
+  type BenchDatabase,
+  createBenchDatabase,
+  dropLiveDatabases,
+  PostgresUnreachableError,
+} from "../pg-database.js";
+import { type PgCpuSample, pgCpuReader, pgCpuSince } from "./pg-cpu.js";
 import { productFixtures } from "./scaling-fixtures.js";
 import type { CapturedResponse, ServerSpec } from "./servers/common.js";
 
@@ -24,8 +33,17 @@ const HERE = fileURLToPath(new URL("./", import.meta.url));
 
 const HELP = `pnpm bench:http [flags]
 
-  --scenarios a,b     product, product-nolog, healthz, yield-calc, position, post (default: all);
-                      any scenario + "-nolog" runs our server with --log none
+  --scenarios a,b     product, product-nolog, healthz, yield-calc, position, post, post-pg
+                      (default: all); any scenario + "-nolog" runs our server with --log none.
+                      post-pg is post with our server on PostgreSQL (--database-url to a database
+                      of its own, created, migrated and filled with the fixtures at start, dropped
+                      at the end, also on failure or Ctrl-C), next to the same bare server (and
+                      to ours in memory when post is selected too: one group, the same rounds);
+                      a second table gives PostgreSQL's own CPU per request (its processes' utime
+                      + stime from /proc, which the CPU column cannot see). It needs PostgreSQL at
+                      PARTNER_YIELD_TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/
+                      postgres, a user that may create databases): named in --scenarios, the run
+                      fails at start without it; in the default list it is skipped with a notice
   --rounds n          alternating rounds per scenario (default 5)
   --duration s        seconds per measured run (default 6)
   --warmup s          seconds of warm-up per server before the rounds (default 2)
@@ -40,7 +58,8 @@ const HELP = `pnpm bench:http [flags]
   --sizes a,b,...     sizes of the scaling run (default products 1,100,1000,10000; events
                       1000,10000,100000,1000000)
   --baseline dir      also run the server of another checkout (built), e.g. the code before a change,
-                      as "partner-yield (baseline)" in the same alternating rounds
+                      as "partner-yield (baseline)" in the same alternating rounds (for post-pg, on
+                      the same database)
   --port-base n       first port to use (default 21100)
 `;
 
@@ -126,10 +145,29 @@ const REQUESTS: Record<string, RequestShape> = {
   },
 };
 
-const ALL = ["product", "product-nolog", "healthz", "yield-calc", "position", "post"];
+const ALL = ["product", "product-nolog", "healthz", "yield-calc", "position", "post", "post-pg"];
+/** Scenarios that run our server on PostgreSQL: the request's name + "-pg". */
+const PG_REQUESTS = new Set(["post"]);
 const SCENARIOS = flags.scenarios === undefined ? ALL : flags.scenarios.split(",");
+
+interface ScenarioName {
+  /** The key of REQUESTS. */
+  readonly request: string;
+  /** Our server on PostgreSQL. */
+  readonly pg: boolean;
+  /** Our server with --log none. */
+  readonly nolog: boolean;
+}
+
+function parseScenario(name: string): ScenarioName | undefined {
+  const m = /^(.+?)(-pg)?(-nolog)?$/.exec(name);
+  if (m === null || REQUESTS[m[1]!] === undefined) return undefined;
+  const pg = m[2] !== undefined;
+  if (pg && !PG_REQUESTS.has(m[1]!)) return undefined;
+  return { request: m[1]!, pg, nolog: m[3] !== undefined };
+}
 for (const name of SCENARIOS) {
-  if (REQUESTS[name.replace(/-nolog$/, "")] === undefined) {
+  if (parseScenario(name) === undefined) {
     usageError("bench:http", `unknown scenario ${JSON.stringify(name)} in --scenarios`);
   }
 }
@@ -145,6 +183,8 @@ interface Stats {
 }
 
 class ServerChild {
+  /** Every child not yet stopped, for the signal handler. */
+  static readonly running = new Set<ServerChild>();
   readonly #child: ChildProcess;
   readonly #waiters: ((s: Stats) => void)[] = [];
 
@@ -165,19 +205,34 @@ class ServerChild {
     this.#child.on("message", (m: { type: string } & Stats) => {
       if (m.type === "stats") this.#waiters.shift()?.(m);
     });
+    // A send to a child that has just gone: reported by the send's callback, not a crash.
+    this.#child.on("error", () => {});
+    ServerChild.running.add(this);
+    this.#child.once("exit", () => ServerChild.running.delete(this));
+  }
+
+  get exitCode(): number | null {
+    return this.#child.exitCode;
   }
 
   stats(): Promise<Stats> {
-    return new Promise((resolve) => {
+    return new Promise((resolve, reject) => {
+      if (!this.#child.connected) {
+        reject(new Error(`${this.name} is gone (exit code ${this.#child.exitCode})`));
+        return;
+      }
       this.#waiters.push(resolve);
-      this.#child.send({ type: "stats" });
+      this.#child.send({ type: "stats" }, (error) => {
+        if (error !== null) reject(new Error(`${this.name}: ${error.message}`));
+      });
     });
   }
 
   async stop(): Promise<void> {
     if (this.#child.exitCode !== null) return;
     const exited = new Promise((resolve) => this.#child.once("exit", resolve));
-    this.#child.send({ type: "exit" });
+    if (this.#child.connected) this.#child.send({ type: "exit" }, () => {});
+    else this.#child.kill("SIGTERM");
     await Promise.race([exited, delay(5000)]);
     if (this.#child.exitCode === null) this.#child.kill("SIGKILL");
   }
@@ -209,8 +264,9 @@ function prepare(): string {
   }
   return out;
 }
-const BUILD = prepare();
-const NODE_ARGS = ["--import", join(BUILD, "probe.js")];
+// Set by main (after the PostgreSQL check, which fails faster than a build).
+let BUILD = "";
+let NODE_ARGS: string[] = [];
 
 function profileArgs(name: string): string[] {
   return flags.profile === undefined
@@ -218,7 +274,11 @@ function profileArgs(name: string): string[] {
     : ["--cpu-prof", "--cpu-prof-dir", flags.profile, "--cpu-prof-name", `${name}.cpuprofile`];
 }
 
-function startOurs(name: string, extra: string[] = [], root = ROOT): ServerChild {
+/**
+ * Our server; `databaseUrl` puts its stores on PostgreSQL (no in-memory bounds then: the CLI
+ * refuses --max-events with --database-url).
+ */
+function startOurs(name: string, extra: string[] = [], root = ROOT, databaseUrl?: string): ServerChild {
   const port = nextPort++;
   const args = [
     ...profileArgs(name),
@@ -231,7 +291,11 @@ function startOurs(name: string, extra: string[] = [], root = ROOT): ServerChild
     "1000000000",
     // The in-memory event store's bounds (256 MiB by default) are out of the way of the POST runs,
     // which store every event; a checkout from before the bounds (--baseline) has no such flags.
-    ...(root === ROOT ? ["--max-events", "1000000000", "--max-event-bytes", String(8 * 1024 ** 3)] : []),
+    ...(databaseUrl !== undefined
+      ? ["--database-url", databaseUrl]
+      : root === ROOT
+        ? ["--max-events", "1000000000", "--max-event-bytes", String(8 * 1024 ** 3)]
+        : []),
     ...extra,
   ];
   return new ServerChild(name, port, args);
@@ -247,6 +311,8 @@ function startComparison(name: string, file: string, spec: Omit<ServerSpec, "por
 async function waitReady(server: ServerChild): Promise<void> {
   const until = Date.now() + 180_000;
   while (Date.now() < until) {
+    if (server.exitCode !== null)
+      throw new Error(`${server.name} exited (code ${server.exitCode}) before it answered`);
     try {
       await fetch(`http://127.0.0.1:${server.port}/`, { signal: AbortSignal.timeout(1000) });
       return;
@@ -277,6 +343,8 @@ async function capture(server: ServerChild, shape: RequestShape): Promise<Captur
 // ---- load ----------------------------------------------------------------------------------
 
 interface Sample {
+  /** Requests answered in the run. */
+  readonly total: number;
   readonly reqPerSec: number;
   readonly p50: number;
   readonly p99: number;
@@ -312,6 +380,7 @@ async function load(server: ServerChild, shape: RequestShape, seconds: number): 
   const after = await server.stats();
   const total = result.requests.total;
   return {
+    total,
     reqPerSec: total / seconds,
     p50: result.latency.p50,
     p99: result.latency.p99,
@@ -326,50 +395,92 @@ async function load(server: ServerChild, shape: RequestShape, seconds: number): 
 interface Contender {
   readonly label: string;
   readonly server: ServerChild;
+  /** The scenario its rows name. */
+  readonly scenario: string;
+  /** Our server on PostgreSQL: PostgreSQL's own CPU is read around its runs. */
+  readonly pg?: boolean;
+  /** For a PostgreSQL contender: the same server in memory, when in the same group. */
+  readonly inMemory?: Contender | undefined;
 }
 
-interface Scenario {
-  readonly name: string;
-  readonly shape: RequestShape;
-  /** Starts the servers: bare first (the baseline). */
-  readonly start: () => Promise<Contender[]>;
+/**
+ * The scenarios in groups of one bare server and the same alternating rounds: `X` and `X-pg` (the
+ * same `-nolog`) form one group.
+ */
+function groupsOf(names: readonly string[]): string[][] {
+  const out: string[][] = [];
+  const byKey = new Map<string, string[]>();
+  for (const name of names) {
+    const p = parseScenario(name)!;
+    const key = `${p.request}${p.nolog ? "-nolog" : ""}`;
+    const group = byKey.get(key);
+    if (group === undefined) {
+      const fresh = [name];
+      byKey.set(key, fresh);
+      out.push(fresh);
+    } else if (!group.includes(name)) {
+      group.push(name);
+    }
+  }
+  // In memory first: its answer is the one the bare server gives.
+  for (const group of out) group.sort((a, b) => Number(parseScenario(a)!.pg) - Number(parseScenario(b)!.pg));
+  return out;
 }
 
-async function oursAndCaptured(name: string, shape: RequestShape, extra: string[] = []) {
-  const ours = startOurs(name, extra);
-  await waitReady(ours);
-  const response = await capture(ours, shape);
-  return { ours, response };
-}
-
-function scenario(name: string): Scenario {
-  const nolog = name.endsWith("-nolog");
-  const requestName = nolog ? name.slice(0, -"-nolog".length) : name;
-  const shape = REQUESTS[requestName];
-  if (shape === undefined) throw new Error(`unknown scenario ${name}`);
-  return {
-    name,
-    shape,
-    start: async () => {
-      const logFlags = nolog ? ["--log", "none"] : [];
-      const { ours, response } = await oursAndCaptured(`ours-${name}`, shape, logFlags);
-      const spec = { response, readsBody: shape.body !== undefined, apiKey: DEMO.sandboxApiKey };
-      const contenders: Contender[] = [
-        { label: "bare node:http", server: startComparison("bare", "bare.ts", spec) },
-        { label: `partner-yield${nolog ? " --log none" : ""}`, server: ours },
-      ];
-      if (flags.baseline !== undefined) {
-        const baseline = startOurs(`baseline-${name}`, logFlags, flags.baseline);
-        contenders.push({ label: "partner-yield (baseline)", server: baseline });
-      }
-      if (name === "product") {
-        contenders.push({ label: "fastify", server: startComparison("fastify", "fastify.ts", spec) });
-        contenders.push({ label: "hono", server: startComparison("hono", "hono.ts", spec) });
-      }
-      for (const c of contenders) await waitReady(c.server);
-      return contenders;
-    },
-  };
+/** Starts a group's servers: bare first (the baseline). */
+async function startGroup(
+  names: readonly string[],
+  database: BenchDatabase | undefined,
+): Promise<Contender[]> {
+  const parsed = names.map((name) => ({ name, ...parseScenario(name)! }));
+  const { request, nolog } = parsed[0]!;
+  const shape = REQUESTS[request]!;
+  const logFlags = nolog ? ["--log", "none"] : [];
+  const ours: Contender[] = [];
+  for (const p of parsed) {
+    const url = p.pg ? database!.url : undefined;
+    const label = `partner-yield${p.pg ? " on PostgreSQL" : ""}${nolog ? " --log none" : ""}`;
+    const inMemory = p.pg ? ours.find((c) => !c.pg && !c.label.endsWith("(baseline)")) : undefined;
+    ours.push({
+      label,
+      scenario: p.name,
+      pg: p.pg,
+      inMemory,
+      server: startOurs(`ours-${p.name}`, logFlags, ROOT, url),
+    });
+    if (flags.baseline !== undefined) {
+      const baselineInMemory = p.pg ? ours.find((c) => !c.pg && c.label.endsWith("(baseline)")) : undefined;
+      ours.push({
+        label: `${label} (baseline)`,
+        scenario: p.name,
+        pg: p.pg,
+        inMemory: baselineInMemory,
+        server: startOurs(`baseline-${p.name}`, logFlags, flags.baseline, url),
+      });
+    }
+  }
+  let response: CapturedResponse | undefined;
+  for (const c of ours) {
+    await waitReady(c.server);
+    // Each of ours must answer the request (2xx); the bare server gives the first answer.
+    const answer = await capture(c.server, shape);
+    response ??= answer;
+  }
+  const spec = { response: response!, readsBody: shape.body !== undefined, apiKey: DEMO.sandboxApiKey };
+  const contenders: Contender[] = [
+    { label: "bare node:http", scenario: names.join(", "), server: startComparison("bare", "bare.ts", spec) },
+    ...ours,
+  ];
+  if (request === "product" && !nolog) {
+    contenders.push({
+      label: "fastify",
+      scenario: names[0]!,
+      server: startComparison("fastify", "fastify.ts", spec),
+    });
+    contenders.push({ label: "hono", scenario: names[0]!, server: startComparison("hono", "hono.ts", spec) });
+  }
+  for (const c of contenders) await waitReady(c.server);
+  return contenders;
 }
 
 function median(xs: readonly number[]): number {
@@ -378,21 +489,51 @@ function median(xs: readonly number[]): number {
   return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
-async function runTable(names: string[]): Promise<void> {
-  header();
+/** PostgreSQL's CPU during one run of a PostgreSQL contender, per request. */
+interface PgSample {
+  readonly own: number;
+  readonly background: number;
+  /** Whether any process of the bench database was seen (false: PostgreSQL is not on this machine). */
+  readonly seen: boolean;
+}
+
+async function runTable(
+  names: string[],
+  database: BenchDatabase | undefined,
+  skipped?: string,
+): Promise<void> {
+  header(database);
   console.log(
     "| scenario | server | req/s | x bare | p50 ms | p99 ms | x bare p99 | CPU µs/req | x bare CPU | RSS MiB | non-2xx/errors |",
   );
   console.log("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
-  for (const name of names) {
-    const sc = scenario(name);
-    const contenders = await sc.start();
+  const pgRows: string[] = [];
+  let pgUnreadable = false;
+  for (const group of groupsOf(names)) {
+    const shape = REQUESTS[parseScenario(group[0]!)!.request]!;
+    const contenders = await startGroup(group, database);
+    const readPg =
+      database !== undefined && contenders.some((c) => c.pg) ? pgCpuReader(database.name) : undefined;
+    if (database !== undefined && contenders.some((c) => c.pg) && readPg === undefined) pgUnreadable = true;
     try {
-      for (const c of contenders) await load(c.server, sc.shape, settings.warmup);
+      for (const c of contenders) await load(c.server, shape, settings.warmup);
       const samples = new Map<Contender, Sample[]>(contenders.map((c) => [c, []]));
+      const pgSamples = new Map<Contender, PgSample[]>(contenders.map((c) => [c, []]));
       for (let round = 0; round < settings.rounds; round++) {
         const order = round % 2 === 0 ? contenders : [...contenders].reverse();
-        for (const c of order) samples.get(c)!.push(await load(c.server, sc.shape, settings.duration));
+        for (const c of order) {
+          const pgBefore: PgCpuSample | undefined = c.pg === true ? readPg?.() : undefined;
+          const sample = await load(c.server, shape, settings.duration);
+          samples.get(c)!.push(sample);
+          if (pgBefore !== undefined) {
+            const after = readPg!();
+            const spent = pgCpuSince(pgBefore, after);
+            const n = Math.max(1, sample.total);
+            pgSamples
+              .get(c)!
+              .push({ own: spent.own / n, background: spent.background / n, seen: after.own.size > 0 });
+          }
+        }
       }
       const summary = (c: Contender) => {
         const s = samples.get(c)!;
@@ -409,23 +550,53 @@ async function runTable(names: string[]): Promise<void> {
       for (const c of contenders) {
         const m = summary(c);
         console.log(
-          `| ${name} | ${c.label} | ${Math.round(m.rps)} | ${(m.rps / base.rps).toFixed(2)} | ${m.p50.toFixed(1)} | ${m.p99.toFixed(1)} | ${(m.p99 / Math.max(base.p99, 1)).toFixed(2)} | ${m.cpu.toFixed(1)} | ${(m.cpu / base.cpu).toFixed(2)} | ${(m.rss / 2 ** 20).toFixed(0)} | ${m.bad} |`,
+          `| ${c.scenario} | ${c.label} | ${Math.round(m.rps)} | ${(m.rps / base.rps).toFixed(2)} | ${m.p50.toFixed(1)} | ${m.p99.toFixed(1)} | ${(m.p99 / Math.max(base.p99, 1)).toFixed(2)} | ${m.cpu.toFixed(1)} | ${(m.cpu / base.cpu).toFixed(2)} | ${(m.rss / 2 ** 20).toFixed(0)} | ${m.bad} |`,
+        );
+        const pg = pgSamples.get(c)!;
+        if (pg.length === 0) continue;
+        const server = samples.get(c)!;
+        const memory = c.inMemory === undefined ? "–" : (m.rps / summary(c.inMemory).rps).toFixed(2);
+        const seen = pg.some((x) => x.seen);
+        const cell = (xs: number[]) => (seen ? median(xs).toFixed(1) : "not seen");
+        const total = median(server.map((x, i) => x.cpuPerRequest + pg[i]!.own + pg[i]!.background));
+        pgRows.push(
+          `| ${c.scenario} | ${c.label} | ${Math.round(m.rps)} | ${memory} | ${m.cpu.toFixed(1)} | ${cell(pg.map((x) => x.own))} | ${cell(pg.map((x) => x.background))} | ${seen ? total.toFixed(1) : "–"} | ${seen ? (total / base.cpu).toFixed(2) : "–"} |`,
         );
       }
     } finally {
       await Promise.all(contenders.map((c) => c.server.stop()));
     }
   }
+  if (pgRows.length > 0 || pgUnreadable) {
+    console.log(
+      "\nPostgreSQL's own CPU (a separate process on the same cores, which the CPU column above, the server " +
+        "process's own time, cannot see): utime + stime of its processes from /proc, read before and after " +
+        'each run of our server on PostgreSQL; medians of the rounds, per request. "backends": the processes ' +
+        "of the bench's database (its pool's connections, autovacuum); \"background\": postmaster, " +
+        "checkpointer, background writer, walwriter... (server-wide: they also count any other database's " +
+        'load). "total": server + backends + background, against the bare server\'s CPU.\n',
+    );
+    if (pgUnreadable) console.log("not measured: /proc cannot be read on this machine\n");
+    console.log(
+      "| scenario | server | req/s | x in memory req/s | server CPU µs/req | PostgreSQL backends µs/req | PostgreSQL background µs/req | total CPU µs/req | x bare CPU |",
+    );
+    console.log("|---|---|---:|---:|---:|---:|---:|---:|---:|");
+    for (const row of pgRows) console.log(row);
+  }
+  if (skipped !== undefined) console.log(`\n${skipped}`);
 }
 
-function header(): void {
+function header(database?: BenchDatabase): void {
   const cpu = cpus();
   console.log(
     `machine: ${cpu[0]?.model ?? "?"} x ${cpu.length} cores; node ${process.version}; ` +
       `autocannon ${settings.connections} connections, pipelining ${settings.pipelining}; ` +
       `${settings.rounds} alternating rounds x ${settings.duration} s after ${settings.warmup} s warm-up; ` +
       `medians of the rounds; our server: \`partner-yield serve\` (JSON request log to /dev/null unless --log none, ` +
-      `limiter on with --rate-limit-quota 1000000000), in-memory stores with their bounds lifted`,
+      `limiter on with --rate-limit-quota 1000000000), in-memory stores with their bounds lifted` +
+      (database === undefined
+        ? ""
+        : `; "on PostgreSQL": --database-url to ${database.name} (a database of this run's own, fixtures imported; default pool of 10)`),
   );
 }
 
@@ -529,16 +700,57 @@ async function runScaling(kind: "products" | "events"): Promise<void> {
   }
 }
 
+// Ctrl-C (or a SIGTERM) stops the servers and drops the bench database before exiting.
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    process.stderr.write(
+      `bench:http: ${signal}: stopping the servers and dropping the bench database, if any\n`,
+    );
+    // At most 5 s for their shutdown, then the rest are killed; then the database goes.
+    Promise.all([...ServerChild.running].map((server) => server.stop()))
+      .then(() => dropLiveDatabases())
+      .catch((error: Error) =>
+        process.stderr.write(`bench:http: dropping the database failed: ${error.message}\n`),
+      )
+      .finally(() => process.exit(signal === "SIGINT" ? 130 : 143));
+  });
+}
+
 async function main(): Promise<void> {
-  if (flags.scaling !== undefined) {
-    await runScaling(flags.scaling as "products" | "events");
-    return;
+  const tableRun = flags.scaling === undefined && flags.rss !== true;
+  let names = SCENARIOS;
+  let database: BenchDatabase | undefined;
+  let skipped: string | undefined;
+  const pgNames = names.filter((n) => parseScenario(n)!.pg);
+  if (tableRun && pgNames.length > 0) {
+    try {
+      database = await createBenchDatabase(ADMIN_URL);
+    } catch (error) {
+      if (!(error instanceof PostgresUnreachableError)) throw error;
+      if (flags.scenarios !== undefined) {
+        process.stderr.write(`bench:http: ${pgNames.join(", ")} needs PostgreSQL: ${error.message}\n`);
+        process.exitCode = 1;
+        return;
+      }
+      skipped = `${pgNames.join(", ")} skipped: ${error.message}`;
+      process.stderr.write(`bench:http: ${skipped}\n`);
+      names = names.filter((n) => !parseScenario(n)!.pg);
+    }
   }
-  if (flags.rss === true) {
-    await runRss(intFlag(flags["rss-seconds"], 180, "rss-seconds"));
-    return;
+  try {
+    BUILD = prepare();
+    NODE_ARGS = ["--import", join(BUILD, "probe.js")];
+    if (flags.scaling !== undefined) {
+      await runScaling(flags.scaling as "products" | "events");
+    } else if (flags.rss === true) {
+      await runRss(intFlag(flags["rss-seconds"], 180, "rss-seconds"));
+    } else {
+      await runTable(names, database, skipped);
+    }
+  } finally {
+    await Promise.all([...ServerChild.running].map((server) => server.stop()));
+    await database?.drop();
   }
-  await runTable(SCENARIOS);
 }
 
 await main();
