@@ -39,15 +39,7 @@ export function findInexactNumber(json: string): string | undefined {
   while (i < length) {
     const c = json.charCodeAt(i);
     if (c === 34 /* " */) {
-      i++;
-      while (i < length) {
-        const d = json.charCodeAt(i);
-        if (d === 92 /* \ */) i += 2;
-        else {
-          i++;
-          if (d === 34) break;
-        }
-      }
+      i = stringEnd(json, i + 1);
     } else if (c === 45 /* - */ || (c >= 48 && c <= 57)) {
       const start = i++;
       while (i < length) {
@@ -63,4 +55,20 @@ export function findInexactNumber(json: string): string | undefined {
     }
   }
   return undefined;
+}
+
+/**
+ * The index after the `"` closing a string whose content starts at `from`: jumps from quote to
+ * quote (`indexOf`), a quote preceded by an odd number of backslashes being escaped.
+ */
+function stringEnd(json: string, from: number): number {
+  let at = from;
+  for (;;) {
+    const quote = json.indexOf('"', at);
+    if (quote === -1) return json.length;
+    let backslashes = 0;
+    while (quote - backslashes - 1 >= from && json.charCodeAt(quote - backslashes - 1) === 92) backslashes++;
+    if (backslashes % 2 === 0) return quote + 1;
+    at = quote + 1;
+  }
 }

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
-import { canonicalJson, MAX_JSON_DEPTH } from "../../src/encoding/canonical-json.js";
+import { canonicalJson, canonicalJsonScan, MAX_JSON_DEPTH } from "../../src/encoding/canonical-json.js";
 import { unwrap } from "../../src/result.js";
 import { fcParams } from "../fc-config.js";
 
@@ -22,6 +22,23 @@ function reshuffled(value: unknown): string {
     return "{\n" + entries.map(([k, v]) => `  ${JSON.stringify(k)} : ${reshuffled(v)}`).join(",\n") + "\n}";
   }
   return JSON.stringify(value);
+}
+
+/** The definition, written plainly: sorted keys at every level, primitives as JSON.stringify writes them. */
+function reference(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(reference).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const record = value as Record<string, unknown>;
+    const keys = Object.keys(record).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${reference(record[k])}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+function holdsNumber(value: unknown): boolean {
+  if (typeof value === "number") return true;
+  if (value !== null && typeof value === "object") return Object.values(value).some(holdsNumber);
+  return false;
 }
 
 function nested(depth: number): string {
@@ -84,6 +101,28 @@ describe("canonicalJson (CONTRACT §5)", () => {
         assert.equal(canonical(JSON.parse(text)), text);
         assert.deepEqual(JSON.parse(text), JSON.parse(JSON.stringify(value)));
         assert.doesNotMatch(text, /^\s|\s$/);
+      }),
+      fcParams(),
+    );
+  });
+
+  test("property: equals the plain definition (keys sorted at every level), and says whether a number occurs", () => {
+    // Objects whose keys are already in order, in reverse order, and in random order.
+    const sortedObject = fc
+      .dictionary(fc.string({ maxLength: 4 }), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 6 })
+      .map((d) => Object.fromEntries(Object.entries(d).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))));
+    const value = fc.oneof(
+      fc.jsonValue({ maxDepth: 6 }),
+      sortedObject,
+      sortedObject.map((o) => JSON.parse(reshuffled(o))),
+    );
+    fc.assert(
+      fc.property(value, (v) => {
+        const parsed = JSON.parse(JSON.stringify(v)) as unknown;
+        const scanned = unwrap(canonicalJsonScan(parsed));
+        assert.equal(scanned.text, reference(parsed));
+        assert.equal(scanned.numbers, holdsNumber(parsed));
+        assert.equal(canonical(parsed), scanned.text);
       }),
       fcParams(),
     );

@@ -42,6 +42,48 @@ test("findInexactNumber skips strings, escapes included", () => {
   assert.equal(findInexactNumber("[true,false,null,-0.5e-3]"), undefined);
 });
 
+/** The scan as first written: one character at a time through strings. */
+function referenceScan(json: string): string | undefined {
+  let i = 0;
+  while (i < json.length) {
+    const c = json[i]!;
+    if (c === '"') {
+      i++;
+      while (i < json.length) {
+        const d = json[i]!;
+        if (d === "\\") i += 2;
+        else {
+          i++;
+          if (d === '"') break;
+        }
+      }
+    } else if (c === "-" || (c >= "0" && c <= "9")) {
+      const start = i++;
+      while (i < json.length && /[0-9.eE+-]/.test(json[i]!)) i++;
+      const token = json.slice(start, i);
+      if (!isExactJsonNumber(token)) return token;
+    } else {
+      i++;
+    }
+  }
+  return undefined;
+}
+
+test("property: findInexactNumber finds what a character-by-character scan finds (strings full of quotes and backslashes)", () => {
+  const tricky = fc.string({ unit: fc.constantFrom('"', "\\", "1", "e", "x", "-", "9"), maxLength: 12 });
+  const token = fc.oneof(
+    tricky.map((t) => JSON.stringify(t)),
+    fc.constantFrom("1", "-0.5", "12345678901234567891", "1e400", "0.1000000000000000055", "true", "null"),
+  );
+  fc.assert(
+    fc.property(fc.array(token, { maxLength: 8 }), (tokens) => {
+      const json = `[${tokens.join(",")}]`;
+      assert.equal(findInexactNumber(json), referenceScan(json));
+    }),
+    fcParams(),
+  );
+});
+
 test("property: two different exact numbers never parse to the same double", () => {
   // Decimals with at most 15 significant digits: distinct values stay distinct after parsing.
   const decimal = fc

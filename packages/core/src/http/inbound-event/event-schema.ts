@@ -4,7 +4,7 @@
  * JavaScript number keeps exactly (docs/contract.md, Events).
  * @module
  */
-import { canonicalJson } from "../../encoding/canonical-json.js";
+import { canonicalJsonScan } from "../../encoding/canonical-json.js";
 import { findInexactNumber, MAX_EXACT_SIGNIFICANT_DIGITS } from "../../math/exact-numbers.js";
 import { ApiError, type FieldError } from "../errors.js";
 import { type EventType, PartnerEvent } from "../schemas.js";
@@ -35,7 +35,7 @@ export function validateEvent(body: JsonBody): ValidEvent {
     });
     throw new ApiError("invalid_event", "the event does not match the schema", { errors });
   }
-  const canonical = canonicalJson(body.value);
+  const canonical = canonicalJsonScan(body.value);
   if (!canonical.ok) {
     // The schema passed, so only `data` can nest too deep.
     const pointer = canonical.code === "too_deep" ? "/body/data" : "/body";
@@ -43,7 +43,8 @@ export function validateEvent(body: JsonBody): ValidEvent {
       errors: [{ pointer, detail: canonical.reason }],
     });
   }
-  const inexact = findInexactNumber(body.text);
+  // The text is scanned only when the parsed body holds a number at all (amounts are strings, §1).
+  const inexact = canonical.value.numbers ? findInexactNumber(body.text) : undefined;
   if (inexact !== undefined) {
     const detail = `the number ${inexact.slice(0, 40)} cannot be held exactly (at most ${MAX_EXACT_SIGNIFICANT_DIGITS} significant digits, or a safe integer); send amounts and large integers as strings`;
     throw new ApiError("invalid_event", detail, { errors: [{ pointer: "/body", detail }] });
@@ -52,7 +53,7 @@ export function validateEvent(body: JsonBody): ValidEvent {
     eventType: result.data.event_type,
     occurredAt: result.data.occurred_at,
     data: (body.value as { data: Record<string, unknown> }).data,
-    canonical: canonical.value,
+    canonical: canonical.value.text,
   };
 }
 
