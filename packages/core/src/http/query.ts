@@ -44,8 +44,9 @@ export function queryParam(query: string | undefined, name: string): string | un
   return value.value;
 }
 
-/** Percent-decoding with `+` as space (form encoding). */
+/** Percent-decoding with `+` as space (form encoding). Text with neither `%` nor `+` is already decoded. */
 function decodeComponent(text: string): Result<string, "malformed_percent_encoding"> {
+  if (!text.includes("%") && !text.includes("+")) return accept(text);
   try {
     return accept(decodeURIComponent(text.replaceAll("+", " ")));
   } catch {
