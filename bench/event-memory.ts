@@ -1,7 +1,8 @@
 /**
  * Heap bytes per event held by the in-memory event store (not a test): appends N events of a given
- * body size through the same path the API takes (UTF-8 decode, JSON.parse, the parsed `data` and the
- * raw body kept), then compares `process.memoryUsage().heapUsed` after a forced GC with the store's own
+ * body size through the same path the API takes (UTF-8 decode, JSON.parse, the event appended with
+ * `dataFromRawBody`, so the store keeps the raw body and parses `data` when read; `HOLD_DATA=1` keeps
+ * the parsed `data` too, as for an event appended without it), then compares `process.memoryUsage().heapUsed` after a forced GC with the store's own
  * accounting (`MemoryEventStore.bytes`, the figure `--max-event-bytes` bounds).
  *
  *   node --expose-gc --conditions=@partner-yield/source --import tsx bench/event-memory.ts [N] [BODY_BYTES]
@@ -84,6 +85,9 @@ for (let i = 0; i < count; i++) {
     data: value.data,
     rawBody: text,
     receivedAt: Date.now(),
+    // As the API appends: `data` is `JSON.parse(rawBody).data`, so only the raw body is held.
+    // `HOLD_DATA=1` appends without it (the store then keeps the parsed data too).
+    dataFromRawBody: process.env["HOLD_DATA"] !== "1",
   });
 }
 gc();

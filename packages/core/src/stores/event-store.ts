@@ -20,6 +20,12 @@ export interface NewEvent {
   readonly rawBody: string;
   /** Milliseconds since the epoch when the request was accepted. */
   readonly receivedAt: number;
+  /**
+   * True when `data` is `JSON.parse(rawBody).data` (the core sets it: that is how it parsed the
+   * event). A store may then keep the raw body only and parse `data` from it when the event is read,
+   * instead of holding the same content twice; `MemoryEventStore` does. Leave it out otherwise.
+   */
+  readonly dataFromRawBody?: boolean | undefined;
 }
 
 export interface StoredEvent extends NewEvent {
@@ -73,10 +79,11 @@ export const DEFAULT_MAX_EVENT_BYTES = 256 * 1024 * 1024;
 /**
  * What one event costs the heap, as the bound counts it: a fixed 512 bytes (the stored record and
  * its entries in the two indexes), every string at two bytes a UTF-16 unit plus a 24-byte header
- * (the raw body, the scope key of the index, the partner, key, fingerprint, type and time), and
- * the parsed `data` tree node by node (`valueMemoryBytes`). Each charge is at or above what V8
- * (64-bit, Node 20) takes for it, so the figure is never below the heap it counts:
- * `bench/event-memory.ts` compares the two (docs/performance.md).
+ * (the raw body, the scope key of the index, the partner, key, fingerprint, type and time), and,
+ * unless the store parses it from the raw body when read (`dataFromRawBody`), the parsed `data`
+ * tree node by node (`valueMemoryBytes`). Each charge is at or above what V8 (64-bit, Node 20)
+ * takes for it, so the figure is never below the heap it counts: `bench/event-memory.ts` compares
+ * the two (docs/performance.md).
  */
 export function eventMemoryBytes(event: NewEvent): number {
   const keyUnits = event.partnerId.length + event.environment.length + event.idempotencyKey.length;
@@ -89,7 +96,7 @@ export function eventMemoryBytes(event: NewEvent): number {
     stringBytes(event.fingerprint.length) +
     stringBytes(event.eventType.length) +
     stringBytes(event.occurredAt.length) +
-    valueMemoryBytes(event.data)
+    (event.dataFromRawBody === true ? 0 : valueMemoryBytes(event.data))
   );
 }
 
@@ -129,16 +136,21 @@ export function valueMemoryBytes(value: unknown): number {
   return bytes;
 }
 
+/** An event as the memory store holds it: without `data` when `data` comes from the raw body. */
+type HeldEvent = Omit<StoredEvent, "data"> & { readonly data: StoredEvent["data"] | undefined };
+
 /**
  * The embedded default: a Map per scope key. Atomic because JS runs one callback at a time.
  * Bounded (a process that keeps every event would run out of memory and lose them all): past
  * `maxEvents` events or `maxEventBytes` bytes (`eventMemoryBytes`), a NEW event is refused with
  * `full`; a duplicate or a conflicting reuse of a key already held is answered as always. It keeps
- * events for the life of the process only: PostgreSQL is the store for real use.
+ * events for the life of the process only: PostgreSQL is the store for real use. An event appended
+ * with `dataFromRawBody` is held as its raw body only (`data` is parsed from it when read): the
+ * heap holds its content once, and the collector has half as much to trace.
  */
 export class MemoryEventStore implements EventStore {
-  readonly #byKey = new Map<string, StoredEvent>();
-  readonly #events: StoredEvent[] = [];
+  readonly #byKey = new Map<string, HeldEvent>();
+  readonly #events: HeldEvent[] = [];
   readonly #maxEvents: number;
   readonly #maxBytes: number;
   #bytes = 0;
@@ -165,7 +177,7 @@ export class MemoryEventStore implements EventStore {
     const existing = this.#byKey.get(key);
     if (existing !== undefined) {
       const status = existing.fingerprint === event.fingerprint ? "duplicate" : "conflict";
-      return Promise.resolve({ status, event: existing });
+      return Promise.resolve({ status, event: withData(existing) });
     }
     if (this.#events.length >= this.#maxEvents) {
       return Promise.resolve({ status: "full", reason: `it holds its maximum of ${this.#maxEvents} events` });
@@ -177,11 +189,26 @@ export class MemoryEventStore implements EventStore {
         reason: `this event would take it past its maximum of ${this.#maxBytes} bytes`,
       });
     }
-    const stored: StoredEvent = { ...event, id: this.#nextId++ };
-    this.#byKey.set(key, stored);
-    this.#events.push(stored);
+    const id = this.#nextId++;
+    const held: HeldEvent =
+      event.dataFromRawBody === true
+        ? {
+            partnerId: event.partnerId,
+            environment: event.environment,
+            idempotencyKey: event.idempotencyKey,
+            fingerprint: event.fingerprint,
+            eventType: event.eventType,
+            occurredAt: event.occurredAt,
+            data: undefined,
+            rawBody: event.rawBody,
+            receivedAt: event.receivedAt,
+            id,
+          }
+        : { ...event, id };
+    this.#byKey.set(key, held);
+    this.#events.push(held);
     this.#bytes += cost;
-    return Promise.resolve({ status: "created", event: stored });
+    return Promise.resolve({ status: "created", event: { ...event, id } });
   }
 
   find(
@@ -189,17 +216,27 @@ export class MemoryEventStore implements EventStore {
     environment: Environment,
     idempotencyKey: string,
   ): Promise<StoredEvent | undefined> {
-    return Promise.resolve(this.#byKey.get(scopeKey(partnerId, environment, idempotencyKey)));
+    const held = this.#byKey.get(scopeKey(partnerId, environment, idempotencyKey));
+    return Promise.resolve(held === undefined ? undefined : withData(held));
   }
 
   list(afterId = 0, limit = 1000): Promise<StoredEvent[]> {
     // ids are 1-based positions in #events
-    return Promise.resolve(this.#events.slice(Math.max(0, afterId), Math.max(0, afterId) + limit));
+    return Promise.resolve(
+      this.#events.slice(Math.max(0, afterId), Math.max(0, afterId) + limit).map(withData),
+    );
   }
 
   close(): Promise<void> {
     return Promise.resolve();
   }
+}
+
+/** The event as appended: `data` parsed again from the raw body when it was not held. */
+function withData(held: HeldEvent): StoredEvent {
+  if (held.data !== undefined) return held as StoredEvent;
+  const data = (JSON.parse(held.rawBody) as { data: StoredEvent["data"] }).data;
+  return { ...held, data, dataFromRawBody: true };
 }
 
 function positive(name: string, value: number): number {

@@ -124,6 +124,34 @@ export function runEventStoreSuite(options: EventStoreSuiteOptions): void {
         );
       }));
 
+    test("an event whose data comes from its raw body (dataFromRawBody) reads back with that data, by find, list and a duplicate", () =>
+      using(makeStore(), async (store) => {
+        const rawBody =
+          '{"event_type":"partner.user.created","occurred_at":"2026-11-20T10:15:00Z",' +
+          '"data":{"user_id":"u_ünï","n":[1,2.5,null],"lone":"\\ud800","__proto__":{"p":1}}}';
+        const data = (JSON.parse(rawBody) as { data: Record<string, unknown> }).data;
+        const e = newEvent({ partnerId: partner(), data, rawBody, dataFromRawBody: true });
+        const created = await store.append(e);
+        assertTrue(created.status === "created", `expected created, got ${created.status}`);
+        const expected = { ...e, id: created.event.id };
+        const { dataFromRawBody: _flag, ...withoutFlag } = expected;
+        const same = (event: StoredEvent | undefined, what: string) => {
+          assertTrue(event !== undefined, `${what}: found`);
+          const { dataFromRawBody: _f, ...rest } = event!;
+          assertDeepEqual(rest, withoutFlag, what);
+          assertTrue(
+            Object.hasOwn(event!.data, "__proto__"),
+            `${what}: a __proto__ key in data is kept as data`,
+          );
+        };
+        same(await store.find(e.partnerId, e.environment, e.idempotencyKey), "find");
+        const listed = (await store.list(created.event.id - 1, 1))[0];
+        same(listed?.id === created.event.id ? listed : undefined, "list");
+        const again = await store.append({ ...e, receivedAt: e.receivedAt + 1 });
+        assertTrue(again.status === "duplicate", `expected duplicate, got ${again.status}`);
+        same(again.status === "duplicate" ? again.event : undefined, "duplicate");
+      }));
+
     test("ids increase in acceptance order; list pages through them in order", () =>
       using(makeStore(), async (store) => {
         const p = partner();

@@ -51,6 +51,8 @@ export async function appendEvent(
     data: event.data,
     rawBody: body.text,
     receivedAt: context.now(),
+    // `data` is `JSON.parse(body.text).data` (json-body.ts, event-schema.ts).
+    dataFromRawBody: true,
   });
   switch (appended.status) {
     case "created":
