@@ -2,7 +2,14 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { DEMO_CREDENTIALS } from "../../node-adapter/src/demo.js";
-import { FIXTURE_FILES, type FixtureFileName, loadFixtures, type SandboxData } from "../src/index.js";
+import {
+  FIXTURE_FILES,
+  type FixtureFileName,
+  loadFixtures,
+  type PlainRequest,
+  type SandboxData,
+  signBody,
+} from "../src/index.js";
 
 export const FIXTURES_DIR = fileURLToPath(new URL("../../../fixtures/", import.meta.url));
 export const DEMO = DEMO_CREDENTIALS;
@@ -16,4 +23,30 @@ export function readFixtureFiles(): Record<FixtureFileName, unknown> {
 /** Fresh in-memory stores filled from the fixtures. */
 export function loadSandbox(): SandboxData {
   return loadFixtures(readFixtureFiles(), { dir: "fixtures" });
+}
+
+/**
+ * A signed `POST /webhooks/inbound` of `body` with the demo key and secret, idempotency key `key`,
+ * type `partner.user.created`; `overrides` replace any field.
+ */
+export function signedEventRequest(
+  body: string,
+  key: string,
+  overrides: Partial<PlainRequest> = {},
+): PlainRequest {
+  const bytes = new TextEncoder().encode(body);
+  return {
+    method: "POST",
+    path: "/api/partner/webhooks/inbound",
+    headers: {
+      "x-api-key": DEMO.sandboxApiKey,
+      "content-type": "application/json",
+      "x-partner-event": "partner.user.created",
+      "idempotency-key": key,
+      "x-partner-signature": signBody(DEMO.signingSecret, bytes),
+    },
+    body: bytes,
+    clientAddress: "192.0.2.10",
+    ...overrides,
+  };
 }

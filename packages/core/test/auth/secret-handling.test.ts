@@ -18,7 +18,7 @@ import {
   SignatureVerifier,
   signBody,
 } from "../../src/index.js";
-import { DEMO, loadSandbox } from "../sandbox.js";
+import { DEMO, loadSandbox, signedEventRequest } from "../sandbox.js";
 
 test("the KeyStore port only ever receives the key's SHA-256 hash, the PartnerStore only a partner id", async () => {
   const sandbox = loadSandbox();
@@ -61,22 +61,15 @@ test("the KeyStore port only ever receives the key's SHA-256 hash, the PartnerSt
       clientAddress: "192.0.2.1",
     });
   }
-  const body = new TextEncoder().encode(
-    '{"event_type":"partner.user.created","occurred_at":"2026-11-20T10:15:00Z","data":{}}',
+  await api.handle(
+    signedEventRequest(
+      '{"event_type":"partner.user.created","occurred_at":"2026-11-20T10:15:00Z","data":{}}',
+      "k1",
+      {
+        clientAddress: "192.0.2.1",
+      },
+    ),
   );
-  await api.handle({
-    method: "POST",
-    path: "/api/partner/webhooks/inbound",
-    headers: {
-      "x-api-key": DEMO.sandboxApiKey,
-      "content-type": "application/json",
-      "x-partner-event": "partner.user.created",
-      "idempotency-key": "k1",
-      "x-partner-signature": signBody(DEMO.signingSecret, body),
-    },
-    body,
-    clientAddress: "192.0.2.1",
-  });
   assert.ok(asked.length >= 3, `asked ${asked.length} times`);
   for (const argument of asked) {
     assert.match(argument, /^[0-9a-f]{64}$/, "a lowercase hex SHA-256, nothing else");

@@ -15,29 +15,12 @@ import {
   MemoryRateLimiter,
   type PlainRequest,
   Problem,
-  signBody,
 } from "../../src/index.js";
-import { DEMO, loadSandbox } from "../sandbox.js";
+import { DEMO, loadSandbox, signedEventRequest } from "../sandbox.js";
 
-const encoder = new TextEncoder();
+const _encoder = new TextEncoder();
 
-function eventRequest(body: string, key: string, overrides: Partial<PlainRequest> = {}): PlainRequest {
-  const bytes = encoder.encode(body);
-  return {
-    method: "POST",
-    path: "/api/partner/webhooks/inbound",
-    headers: {
-      "x-api-key": DEMO.sandboxApiKey,
-      "content-type": "application/json",
-      "x-partner-event": "partner.user.created",
-      "idempotency-key": key,
-      "x-partner-signature": signBody(DEMO.signingSecret, bytes),
-    },
-    body: bytes,
-    clientAddress: "192.0.2.10",
-    ...overrides,
-  };
-}
+const eventRequest = signedEventRequest;
 
 function userCreated(userId: string, extra = ""): string {
   return `{"event_type":"partner.user.created","occurred_at":"2026-11-20T10:15:00Z","data":{"user_id":"${userId}"${extra}}}`;

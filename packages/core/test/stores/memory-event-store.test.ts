@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { eventMemoryBytes, MemoryEventStore } from "../../src/index.js";
+import { createPartnerApi, eventMemoryBytes, MemoryEventStore } from "../../src/index.js";
 import { valueMemoryBytes } from "../../src/stores/event-store.js";
 import { newEvent } from "../../src/testing/event-store-suite.js";
+import { DEMO, loadSandbox, signedEventRequest } from "../sandbox.js";
 
 test("an event whose data comes from its raw body is charged without its data tree (it is not held twice)", async () => {
   const data = { user_id: "u_1", items: Array.from({ length: 50 }, (_, i) => ({ i, name: `n${i}` })) };
@@ -21,25 +22,11 @@ test("an event whose data comes from its raw body is charged without its data tr
 });
 
 test("the API appends events as parsed from their raw body: the store charges no data tree, and reads the data back", async () => {
-  const { createPartnerApi, signBody } = await import("../../src/index.js");
-  const { loadSandbox, DEMO } = await import("../sandbox.js");
   const events = new MemoryEventStore();
   const api = createPartnerApi({ environment: "sandbox", ...loadSandbox(), events, rateLimitOverride: 1000 });
   const body =
     '{"event_type":"partner.user.created","occurred_at":"2026-11-20T10:15:00Z","data":{"user_id":"u_9","tags":["a","b"]}}';
-  const res = await api.handle({
-    method: "POST",
-    path: "/api/partner/webhooks/inbound",
-    headers: {
-      "x-api-key": DEMO.sandboxApiKey,
-      "content-type": "application/json",
-      "x-partner-event": "partner.user.created",
-      "x-partner-signature": `sha256=${signBody(DEMO.signingSecret, new TextEncoder().encode(body))}`,
-      "idempotency-key": "k-lazy-1",
-    },
-    body: new TextEncoder().encode(body),
-    clientAddress: "127.0.0.1",
-  });
+  const res = await api.handle(signedEventRequest(body, "k-lazy-1"));
   assert.equal(res.status, 200, res.body ?? "");
   const found = await events.find(DEMO.partnerId, "sandbox", "k-lazy-1");
   assert.deepEqual(found?.data, { user_id: "u_9", tags: ["a", "b"] });
