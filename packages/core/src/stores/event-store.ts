@@ -232,11 +232,21 @@ export class MemoryEventStore implements EventStore {
   }
 }
 
-/** The event as appended: `data` parsed again from the raw body when it was not held. */
+/**
+ * The event as appended. When `data` was not held it is parsed again from the raw body the first
+ * time it is read (an enumerable getter): a duplicate's answer, which the core reads only the id
+ * of, parses nothing.
+ */
 function withData(held: HeldEvent): StoredEvent {
   if (held.data !== undefined) return held as StoredEvent;
-  const data = (JSON.parse(held.rawBody) as { data: StoredEvent["data"] }).data;
-  return { ...held, data, dataFromRawBody: true };
+  let data: StoredEvent["data"] | undefined;
+  return Object.defineProperty({ ...held, dataFromRawBody: true }, "data", {
+    enumerable: true,
+    get: () => {
+      data ??= (JSON.parse(held.rawBody) as { data: StoredEvent["data"] }).data;
+      return data;
+    },
+  }) as StoredEvent;
 }
 
 function positive(name: string, value: number): number {

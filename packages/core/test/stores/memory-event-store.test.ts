@@ -34,3 +34,25 @@ test("the API appends events as parsed from their raw body: the store charges no
   assert.equal(events.bytes, eventMemoryBytes({ ...found!, dataFromRawBody: true }));
   assert.ok(events.bytes < eventMemoryBytes({ ...found!, dataFromRawBody: undefined }));
 });
+
+test("a duplicate of an event held as its raw body is answered without parsing that body; its data is parsed when read", async () => {
+  const store = new MemoryEventStore();
+  const rawBody = '{"event_type":"partner.user.created","occurred_at":"2026-11-20T10:15:00Z","data":{"n":1}}';
+  const event = newEvent({ data: { n: 1 }, rawBody, dataFromRawBody: true });
+  await store.append(event);
+  const parse = JSON.parse;
+  let parsed = 0;
+  JSON.parse = ((text: string, reviver?: Parameters<typeof parse>[1]) => {
+    parsed++;
+    return parse(text, reviver);
+  }) as typeof JSON.parse;
+  try {
+    const again = await store.append(event);
+    assert.equal(again.status, "duplicate");
+    assert.equal(parsed, 0, "the duplicate's answer parsed nothing");
+    assert.deepEqual(again.status === "duplicate" ? again.event.data : undefined, { n: 1 });
+    assert.equal(parsed, 1, "data is parsed once, when read");
+  } finally {
+    JSON.parse = parse;
+  }
+});
