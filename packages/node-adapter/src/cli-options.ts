@@ -153,7 +153,7 @@ export const SERVE_FLAGS: readonly Flag[] = [
     env: "PARTNER_YIELD_SHUTDOWN_TIMEOUT_MS",
     value: "MS",
     default: String(DEFAULT_TIMEOUTS.shutdownTimeoutMs),
-    help: "on SIGTERM/SIGINT, how long requests in flight may finish",
+    help: "on SIGTERM/SIGINT, how long requests in flight may finish (the whole shutdown, stores closed: at most about twice this)",
   },
   {
     flag: "max-connections",

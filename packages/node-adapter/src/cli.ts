@@ -20,6 +20,8 @@ process.stdout.on("error", (error: NodeJS.ErrnoException) => {
 
 const EXIT_FAILURE = 1;
 const EXIT_USAGE = 2;
+/** After a clean shutdown, the longest the process waits for handles left open before it exits. */
+const EXIT_GRACE_MS = 2000;
 
 async function main(argv: readonly string[]): Promise<void> {
   if (argv[0] === "db") {
@@ -133,13 +135,17 @@ async function serve(config: ServeConfig): Promise<void> {
     stopping = true;
     process.stderr.write(
       `partner-yield: ${signal}: shutting down (${server.listener.inFlight} requests in flight, ` +
-        `waiting up to ${config.timeouts.shutdownTimeoutMs} ms)\n`,
+        `waiting up to ${config.timeouts.shutdownTimeoutMs} ms for them, ` +
+        `${2 * config.timeouts.shutdownTimeoutMs} ms in all)\n`,
     );
     server.close().then(
       () => {
         process.stderr.write("partner-yield: stopped\n");
         process.off("SIGTERM", onSignal);
         process.off("SIGINT", onSignal);
+        // Everything is closed: the process ends as soon as its output is written. A handle
+        // something left open (a client library's reconnect timer) must not keep it alive.
+        setTimeout(() => process.exit(process.exitCode ?? 0), EXIT_GRACE_MS).unref();
       },
       (error: unknown) => {
         process.stderr.write(`partner-yield: shutdown failed: ${String(error)}\n`);

@@ -33,7 +33,11 @@ export interface ServerTimeouts {
   readonly requestTimeoutMs: number;
   /** How long an idle keep-alive connection stays open. */
   readonly keepAliveTimeoutMs: number;
-  /** On shutdown, how long requests in flight may take before their connections are cut. */
+  /**
+   * On shutdown, how long requests in flight may take before their connections are cut; then as
+   * long again, in all, for cut handlers to settle and the stores to close (at least 1 s for the
+   * stores). `close()` settles within about twice this; it rejects when the stores did not close.
+   */
   readonly shutdownTimeoutMs: number;
 }
 
@@ -45,8 +49,9 @@ export interface ServerTimeouts {
  * - keep-alive 65 s: longer than a load balancer's idle timeout (AWS ALB: 60 s), so the balancer
  *   (or a client honouring `Keep-Alive: timeout=65`) closes first and never sends a request into a
  *   connection the server is closing; a POST lost that way is a needless retry.
- * - shutdown 10 s: requests take milliseconds; 10 s covers a slow store and stays well inside a
- *   typical 30 s termination grace period (Kubernetes), leaving time to close the stores.
+ * - shutdown 10 s: requests take milliseconds; 10 s covers a slow store, and twice that (the
+ *   bound of the whole shutdown, stores closed) stays inside a typical 30 s termination grace
+ *   period (Kubernetes).
  */
 export const DEFAULT_TIMEOUTS: ServerTimeouts = Object.freeze({
   headersTimeoutMs: 10_000,
@@ -160,8 +165,10 @@ export interface RunningServer {
   readonly connections: ConnectionGuard;
   /**
    * Graceful shutdown: stop accepting, answer `/readyz` 503, let requests in flight finish (at most
-   * `shutdownTimeoutMs`, then their connections are cut), wait for their handlers, close the stores.
-   * Idempotent: later calls return the same promise.
+   * `shutdownTimeoutMs`, then their connections are cut), wait for their handlers, close the stores
+   * (those two steps together at most `shutdownTimeoutMs` again, the stores at least 1 s). Rejects
+   * when the stores did not close in that time, or failed to. Idempotent: later calls return the
+   * same promise.
    */
   close(): Promise<void>;
 }
@@ -228,20 +235,30 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
+      const limit = timeouts.shutdownTimeoutMs;
       listener.drain();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      if (!(await listener.whenIdle(timeouts.shutdownTimeoutMs))) server.closeAllConnections();
+      if (!(await listener.whenIdle(limit))) server.closeAllConnections();
       // Keep-alive connections idle by now; in-flight ones were answered with Connection: close.
       server.closeIdleConnections();
-      // Handlers still running after a cut are awaited too (bounded) before the stores close.
-      await listener.whenIdle(timeouts.shutdownTimeoutMs);
-      await Promise.race([closed, delay(timeouts.shutdownTimeoutMs)]);
+      // One more `limit` in all for what is left: handlers still running after a cut (awaited, so
+      // no store closes under one), the connections, the stores (at least STORE_CLOSE_MIN_MS).
+      const deadline = Date.now() + limit;
+      const left = () => Math.max(0, deadline - Date.now());
+      await listener.whenIdle(left());
+      await Promise.race([closed, delay(left())]);
       server.closeAllConnections();
       connections.stop();
-      await api.close();
+      const storeWait = Math.max(left(), STORE_CLOSE_MIN_MS);
+      const storesClosed = await settlesWithin(api.close(), storeWait);
       // The request lines still buffered (request-log.ts writes every 10 ms) are written before
-      // close() resolves.
+      // close() settles.
       flushRequestLog();
+      if (!storesClosed) {
+        throw new Error(
+          `the stores did not close within ${storeWait} ms (a connection pool waiting for a query?)`,
+        );
+      }
     })();
     return closing;
   };
@@ -266,6 +283,22 @@ function urlHost(host: string): string {
   if (host === "0.0.0.0") return "127.0.0.1";
   if (host === "::") return "[::1]";
   return host.includes(":") ? `[${host}]` : host;
+}
+
+/** The least time the stores are given to close at shutdown, however long the requests took. */
+const STORE_CLOSE_MIN_MS = 1000;
+
+/** True when `promise` resolves within `ms`, false after; its rejection is rethrown. */
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([promise.then(() => true as const), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function delay(ms: number): Promise<void> {

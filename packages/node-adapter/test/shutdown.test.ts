@@ -177,3 +177,36 @@ test("a draining listener answers /readyz 503 and asks every client to close the
     await server.close();
   }
 });
+
+// The timeout fails the test if close() waits for the store (it would never settle).
+test("a store that never closes does not hold shutdown: close() rejects and says so", {
+  timeout: 15_000,
+}, async () => {
+  /** A store whose close() never settles (a pool waiting for a query that never returns). */
+  class StuckStore extends MemoryEventStore implements EventStore {
+    closeCalled = false;
+    override close() {
+      this.closeCalled = true;
+      return new Promise<void>(() => undefined);
+    }
+  }
+  const store = new StuckStore();
+  const server = await startTestServer({ events: store, timeouts: { shutdownTimeoutMs: 100 } });
+  const client = new Client(server.url);
+  const res = await client.request({ method: "GET", path: "/healthz" });
+  await res.body.text();
+  await client.close();
+  await assert.rejects(server.close(), /the stores did not close within 1000 ms/);
+  assert.equal(store.closeCalled, true);
+  assert.equal(server.server.listening, false, "the port is closed");
+});
+
+test("a store whose close fails makes close() reject with that error", async () => {
+  class FailingStore extends MemoryEventStore implements EventStore {
+    override close() {
+      return Promise.reject(new Error("pool end failed"));
+    }
+  }
+  const server = await startTestServer({ events: new FailingStore() });
+  await assert.rejects(server.close(), /pool end failed/);
+});
