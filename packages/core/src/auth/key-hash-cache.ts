@@ -10,6 +10,8 @@
 export class KeyHashCache {
   readonly #entries = new Map<string, string>();
   readonly #max: number;
+  /** The most recently used key: asked again, it needs no reordering (the usual keep-alive case). */
+  #newest: string | undefined;
 
   constructor(max = 1024) {
     if (!Number.isInteger(max) || max < 1) throw new RangeError("max must be a positive integer");
@@ -19,7 +21,8 @@ export class KeyHashCache {
   get(key: string): string | undefined {
     const entries = this.#entries;
     const hash = entries.get(key);
-    if (hash !== undefined) {
+    if (hash !== undefined && key !== this.#newest) {
+      this.#newest = key;
       // Most recently used goes last (a Map iterates in insertion order).
       entries.delete(key);
       entries.set(key, hash);
@@ -32,7 +35,9 @@ export class KeyHashCache {
     if (!entries.has(key) && entries.size >= this.#max) {
       entries.delete(entries.keys().next().value as string);
     }
+    if (entries.has(key)) entries.delete(key);
     entries.set(key, hash);
+    this.#newest = key;
   }
 
   get size(): number {

@@ -6,7 +6,6 @@
  * @module
  */
 import { hashApiKey, parseApiKey } from "../auth/api-key.js";
-import { KeyHashCache } from "../auth/key-hash-cache.js";
 import type { Partner } from "../stores/partner-store.js";
 import { FAILED_AUTH_KEY_PREFIX } from "../stores/rate-limiter.js";
 import type { ApiDependencies } from "./dependencies.js";
@@ -15,15 +14,9 @@ import type { PlainRequest } from "./plain-request.js";
 
 const WINDOW_MS = 60_000;
 
-/**
- * Per API instance (its dependencies): keys that passed `parseApiKey` for its environment → their
- * hash. The record is still looked up on every request, so revocation takes effect at once.
- */
-const keyHashes = new WeakMap<object, KeyHashCache>();
-
 type AuthDependencies = Pick<
   ApiDependencies,
-  "environment" | "keys" | "partners" | "rateLimiter" | "sha256" | "failedAuthPerMinute"
+  "environment" | "keys" | "partners" | "rateLimiter" | "sha256" | "failedAuthPerMinute" | "keyHashes"
 >;
 
 /**
@@ -35,39 +28,58 @@ export async function authenticate(request: PlainRequest, deps: AuthDependencies
   const limitKey = failedAuthKey(request.clientAddress);
   const blocked = await deps.rateLimiter.peek(limitKey, deps.failedAuthPerMinute, WINDOW_MS);
   if (!blocked.allowed) throw failedAuthLimited(blocked.retryAfterSeconds);
-  const identified = await identify(request, deps);
-  if (!(identified instanceof ApiError)) return identified;
-  if (identified.code !== "missing_api_key") {
+  // The stores are asked here rather than in a helper: one async function, not two, per request.
+  const hash = keyHash(request, deps);
+  let refusal: ApiError;
+  if (typeof hash === "string") {
+    const record = await deps.keys.findByHash(hash);
+    if (record !== undefined && record.status === "active" && record.environment === deps.environment) {
+      const partner = await deps.partners.getPartner(record.partnerId);
+      if (partner !== undefined) return partner;
+    }
+    refusal = unknownKey();
+  } else {
+    refusal = hash;
+  }
+  if (refusal.code !== "missing_api_key") {
     // A failure past the limit is answered 429 even when concurrent guesses all passed the peek
     // above (a shared limiter such as Redis): counting it is one atomic step.
     const counted = await deps.rateLimiter.hit(limitKey, deps.failedAuthPerMinute, WINDOW_MS);
     if (!counted.allowed) throw failedAuthLimited(counted.retryAfterSeconds);
   }
-  throw identified;
+  throw refusal;
 }
+
+let lastAddress: string | undefined;
+let lastAddressKey = `${FAILED_AUTH_KEY_PREFIX}\u0000unknown`;
 
 /**
  * The limiter key of a client address. Requests without one (an adapter that cannot tell) share
  * ONE bucket, never none: a NUL cannot occur in an address, so no client can take that bucket's key.
  */
 export function failedAuthKey(clientAddress: string | undefined): string {
-  return clientAddress === undefined
-    ? `${FAILED_AUTH_KEY_PREFIX}\u0000unknown`
-    : FAILED_AUTH_KEY_PREFIX + clientAddress;
+  if (clientAddress === undefined) return `${FAILED_AUTH_KEY_PREFIX}\u0000unknown`;
+  // The last address's key is kept: a keep-alive client sends many requests in a row, and a new
+  // string per request would be concatenated, then flattened to be hashed by the limiter's map.
+  if (clientAddress !== lastAddress) {
+    lastAddress = clientAddress;
+    lastAddressKey = FAILED_AUTH_KEY_PREFIX + clientAddress;
+  }
+  return lastAddressKey;
 }
 
-/** The partner, or the refusal; a missing key is not a guess and is not counted. */
-async function identify(request: PlainRequest, deps: AuthDependencies): Promise<Partner | ApiError> {
+/**
+ * The stored hash of the request's key, or the refusal when there is none to look up: a missing
+ * key (not a guess: not counted), a malformed one, or one of the other environment. Keys that
+ * passed these checks are cached with their hash (`deps.keyHashes`); the record is still looked up
+ * on every request, so revocation takes effect at once.
+ */
+function keyHash(request: PlainRequest, deps: AuthDependencies): string | ApiError {
   const key = request.headers["x-api-key"];
   if (key === undefined || key === "") {
     return new ApiError("missing_api_key", "the X-Api-Key header is required");
   }
-  let cache = keyHashes.get(deps);
-  if (cache === undefined) {
-    cache = new KeyHashCache();
-    keyHashes.set(deps, cache);
-  }
-  let hash = cache.get(key);
+  let hash = deps.keyHashes.get(key);
   if (hash === undefined) {
     const parsed = parseApiKey(key);
     if (!parsed.ok) return new ApiError("invalid_api_key", "the API key is malformed or unknown");
@@ -78,13 +90,9 @@ async function identify(request: PlainRequest, deps: AuthDependencies): Promise<
       );
     }
     hash = hashApiKey(key, deps.sha256);
-    cache.set(key, hash);
+    deps.keyHashes.set(key, hash);
   }
-  const record = await deps.keys.findByHash(hash);
-  if (record === undefined || record.status !== "active" || record.environment !== deps.environment) {
-    return unknownKey();
-  }
-  return (await deps.partners.getPartner(record.partnerId)) ?? unknownKey();
+  return hash;
 }
 
 function unknownKey(): ApiError {

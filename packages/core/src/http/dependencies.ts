@@ -5,6 +5,7 @@
  */
 import { sha256 as nobleSha256 } from "@noble/hashes/sha2.js";
 import type { Environment } from "../auth/environment.js";
+import { KeyHashCache } from "../auth/key-hash-cache.js";
 import { nobleHmacSha256, SignatureVerifier } from "../auth/signature.js";
 import { unwrap } from "../result.js";
 import { type EventStore, MemoryEventStore } from "../stores/event-store.js";
@@ -34,6 +35,8 @@ export interface ApiDependencies {
   readonly bodyLimitBytes: number;
   readonly failedAuthPerMinute: number;
   readonly onError: ErrorHook | undefined;
+  /** Keys that passed the shape and environment checks → their stored hash (authentication). */
+  readonly keyHashes: KeyHashCache;
   /** Requests per rolling minute for the partner in this environment (CONTRACT §7). */
   quotaOf(partner: Partner): number;
   /** A verifier of exactly the partner's active secrets, keyed once per list of secrets. */
@@ -76,6 +79,7 @@ export function resolveDependencies(
     bodyLimitBytes: options.bodyLimitBytes ?? 65_536,
     failedAuthPerMinute: options.failedAuthPerMinute ?? 30,
     onError: options.onError,
+    keyHashes: new KeyHashCache(),
     quotaOf: (partner) =>
       options.rateLimitOverride ?? partner.rateLimits?.[environment] ?? defaultLimits[environment],
     verifierFor(partner) {

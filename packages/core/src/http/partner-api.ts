@@ -13,9 +13,9 @@ import { replyToFailure } from "./failure.js";
 import { acceptableRequestId } from "./incoming-request-id.js";
 import { buildOpenApiDocument } from "./openapi.js";
 import type { PartnerApiOptions } from "./partner-api-options.js";
-import type { PartnerApiHandler, PlainRequest } from "./plain-request.js";
-import { countRequest } from "./rate-limit.js";
-import { type Reply, render, withHeaders } from "./reply.js";
+import type { PartnerApiHandler } from "./plain-request.js";
+import { countRequest, type RequestCount } from "./rate-limit.js";
+import { type Reply, render } from "./reply.js";
 import { requestIdGenerator } from "./request-id.js";
 import { createRouter } from "./router.js";
 import { ROUTES } from "./routes.js";
@@ -45,31 +45,34 @@ export function createPartnerApi(options: PartnerApiOptions): PartnerApi {
   const nextRequestId = options.generateRequestId ?? requestIdGenerator();
   let open = true;
 
-  async function dispatch(request: PlainRequest, requestId: string): Promise<Reply> {
-    const { route, params } = router.match(request.method, request.path);
-    if (route.access === "public") return route.handle({ request, params }, deps);
-    const partner = await authenticate(request, deps);
-    const count = await countRequest(partner, deps);
-    // The rate-limit headers go on whatever this request is answered with, refusals included.
-    const reply =
-      count.refusal === undefined
-        ? await route
-            .handle({ request, params, partner }, deps)
-            .catch((error: unknown) => replyToFailure(error, requestId, deps.onError))
-        : replyToFailure(count.refusal, requestId, deps.onError);
-    return withHeaders(reply, count.headers);
-  }
-
   return {
     environment: deps.environment,
     events: deps.events,
+    // One async function for the whole pipeline (not one per step): each extra layer costs a
+    // promise, a suspended frame and a reaction per request (docs/performance.md).
     async handle(request) {
       const given = request.requestId;
       const requestId = given !== undefined && acceptableRequestId(given) ? given : nextRequestId();
-      const reply = await dispatch(request, requestId).catch((error: unknown) =>
-        replyToFailure(error, requestId, deps.onError),
-      );
-      return render(reply, requestId, request.method === "HEAD");
+      // The rate-limit headers go on whatever the request is answered with, refusals included.
+      let rateHeaders: RequestCount["headers"] | undefined;
+      let reply: Reply;
+      try {
+        const { route, params } = router.match(request.method, request.path);
+        if (route.access === "public") {
+          reply = await route.handle({ request, params }, deps);
+        } else {
+          const partner = await authenticate(request, deps);
+          const count = await countRequest(partner, deps);
+          rateHeaders = count.headers;
+          reply =
+            count.refusal === undefined
+              ? await route.handle({ request, params, partner }, deps)
+              : replyToFailure(count.refusal, requestId, deps.onError);
+        }
+      } catch (error) {
+        reply = replyToFailure(error, requestId, deps.onError);
+      }
+      return render(reply, requestId, request.method === "HEAD", rateHeaders);
     },
     ready: () => Promise.resolve(open),
     async close() {

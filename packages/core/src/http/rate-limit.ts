@@ -26,7 +26,7 @@ export async function countRequest(
   deps: Pick<ApiDependencies, "environment" | "rateLimiter" | "quotaOf">,
 ): Promise<RequestCount> {
   const quota = deps.quotaOf(partner);
-  const decision = await deps.rateLimiter.hit(`rate:${partner.id}:${deps.environment}`, quota, WINDOW_MS);
+  const decision = await deps.rateLimiter.hit(limiterKey(partner.id, deps.environment), quota, WINDOW_MS);
   const headers = rateLimitHeaders(deps.environment, decision);
   if (decision.allowed) return { headers, refusal: undefined };
   return {
@@ -37,10 +37,36 @@ export async function countRequest(
   };
 }
 
+let lastPartnerId: string | undefined;
+let lastEnvironment: string | undefined;
+let lastLimiterKey = "";
+
+/**
+ * The limiter key of a partner in an environment. The last one is kept: a partner's requests tend
+ * to come in runs, and a new string per request would be built, then flattened to be hashed.
+ */
+function limiterKey(partnerId: string, environment: string): string {
+  if (partnerId !== lastPartnerId || environment !== lastEnvironment) {
+    lastPartnerId = partnerId;
+    lastEnvironment = environment;
+    lastLimiterKey = `rate:${partnerId}:${environment}`;
+  }
+  return lastLimiterKey;
+}
+
+let lastPolicyEnvironment: string | undefined;
+let lastPolicyLimit = -1;
+let lastPolicy = "";
+
 /** IETF RateLimit headers (CONTRACT §7); the policy's name is the environment. */
 function rateLimitHeaders(environment: string, decision: RateDecision): Record<string, string> {
+  if (environment !== lastPolicyEnvironment || decision.limit !== lastPolicyLimit) {
+    lastPolicyEnvironment = environment;
+    lastPolicyLimit = decision.limit;
+    lastPolicy = `"${environment}";q=${decision.limit};w=60`;
+  }
   return {
-    "ratelimit-policy": `"${environment}";q=${decision.limit};w=60`,
+    "ratelimit-policy": lastPolicy,
     ratelimit: `"${environment}";r=${decision.remaining};t=${decision.resetSeconds}`,
   };
 }

@@ -14,11 +14,6 @@ export interface Reply {
   readonly headers?: Readonly<Record<string, string>> | undefined;
 }
 
-const BASE_HEADERS = {
-  "cache-control": "no-store",
-  "x-content-type-options": "nosniff",
-} as const;
-
 const encoder = new TextEncoder();
 
 /** A 200 with a JSON body already serialised. */
@@ -35,24 +30,26 @@ export function problemReply(error: ApiError, requestId: string): Reply {
   };
 }
 
-/** The reply with `headers` added before its own (its own win on a clash). */
-export function withHeaders(reply: Reply, headers: Readonly<Record<string, string>>): Reply {
-  return { ...reply, headers: { ...headers, ...reply.headers } };
-}
-
 /**
- * The response as sent: content type by status, the request id, `no-store`, `nosniff`, then the
- * reply's headers. HEAD is GET without the body (CONTRACT §9): same headers, and the
- * `Content-Length` GET would send.
+ * The response as sent: content type by status, the request id, `no-store`, `nosniff`, then
+ * `extra` (the rate-limit headers), then the reply's own headers (they win on a clash). HEAD is GET
+ * without the body (CONTRACT §9): same headers, and the `Content-Length` GET would send.
  */
-export function render(reply: Reply, requestId: string, head: boolean): PlainResponse {
+export function render(
+  reply: Reply,
+  requestId: string,
+  head: boolean,
+  extra?: Readonly<Record<string, string>>,
+): PlainResponse {
   const headers: Record<string, string> = {
     "content-type":
       reply.status >= 400 ? "application/problem+json; charset=utf-8" : "application/json; charset=utf-8",
     "x-request-id": requestId,
-    ...BASE_HEADERS,
-    ...reply.headers,
+    "cache-control": "no-store",
+    "x-content-type-options": "nosniff",
   };
+  if (extra !== undefined) Object.assign(headers, extra);
+  if (reply.headers !== undefined) Object.assign(headers, reply.headers);
   if (!head) return { status: reply.status, headers, body: reply.body };
   headers["content-length"] = String(encoder.encode(reply.body).byteLength);
   return { status: reply.status, headers, body: null };

@@ -18,6 +18,19 @@ describe("KeyHashCache", () => {
     assert.equal(cache.get("c"), "hc");
   });
 
+  test("a key used again after another was stored moves to the newest place", () => {
+    const cache = new KeyHashCache(2);
+    cache.set("a", "ha");
+    assert.equal(cache.get("a"), "ha"); // already the newest: nothing to move
+    cache.set("b", "hb");
+    assert.equal(cache.get("a"), "ha"); // a is the newest again, b the oldest
+    assert.equal(cache.get("a"), "ha");
+    cache.set("c", "hc");
+    assert.equal(cache.get("b"), undefined);
+    assert.equal(cache.get("a"), "ha");
+    assert.equal(cache.get("c"), "hc");
+  });
+
   test("replacing a cached key does not evict another", () => {
     const cache = new KeyHashCache(2);
     cache.set("a", "ha");

@@ -6,13 +6,13 @@
 import { parseAmount } from "../../math/decimal.js";
 import { quoteYield } from "../../math/yield-math.js";
 import { ApiError } from "../errors.js";
-import { findProduct } from "../find-product.js";
+import { findProduct, productOrNotFound } from "../find-product.js";
 import type { PartnerHandler } from "../handler.js";
 import { queryError, queryParam } from "../query.js";
 import { okReply } from "../reply.js";
 
 export const calculateYield: PartnerHandler = async ({ request, partner, params }, deps) => {
-  const product = await findProduct(deps.products, partner, params["slug"]);
+  const product = productOrNotFound(await findProduct(deps.products, partner, params["slug"]));
   const raw = queryParam(request.query, "amount");
   if (raw === undefined)
     throw queryError("invalid_amount", "amount", "the amount query parameter is required");

@@ -1,9 +1,9 @@
 /** `GET /products/{slug}` (CONTRACT §8): one product of the caller, with its latest metrics. */
-import { findProduct } from "../find-product.js";
+import { findProduct, productOrNotFound } from "../find-product.js";
 import type { PartnerHandler } from "../handler.js";
 import { okReply } from "../reply.js";
 
 export const getProduct: PartnerHandler = async ({ partner, params }, deps) => {
-  const product = await findProduct(deps.products, partner, params["slug"]);
+  const product = productOrNotFound(await findProduct(deps.products, partner, params["slug"]));
   return okReply(`{"success":true,"data":${deps.productJson(product)}}`);
 };
