@@ -8,7 +8,7 @@
  * @module
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -293,12 +293,19 @@ function startOurs(name: string, extra: string[] = [], root = ROOT, databaseUrl?
     // which store every event; a checkout from before the bounds (--baseline) has no such flags.
     ...(databaseUrl !== undefined
       ? ["--database-url", databaseUrl]
-      : root === ROOT
+      : hasEventBounds(root)
         ? ["--max-events", "1000000000", "--max-event-bytes", String(8 * 1024 ** 3)]
         : []),
     ...extra,
   ];
   return new ServerChild(name, port, args);
+}
+
+/** Whether the built CLI of a checkout takes `--max-events` (added with the in-memory bounds). */
+function hasEventBounds(root: string): boolean {
+  if (root === ROOT) return true;
+  const options = join(root, "packages/node-adapter/dist/cli-options.js");
+  return existsSync(options) && readFileSync(options, "utf8").includes('"max-events"');
 }
 
 function startComparison(name: string, file: string, spec: Omit<ServerSpec, "port">): ServerChild {
