@@ -32,10 +32,9 @@ export class KeyHashCache {
 
   set(key: string, hash: string): void {
     const entries = this.#entries;
-    if (!entries.has(key) && entries.size >= this.#max) {
-      entries.delete(entries.keys().next().value as string);
-    }
+    // The key goes last, as the most recently used; a new one takes the least recent one's place.
     if (entries.has(key)) entries.delete(key);
+    else if (entries.size >= this.#max) entries.delete(entries.keys().next().value as string);
     entries.set(key, hash);
     this.#newest = key;
   }
