@@ -43,6 +43,8 @@ export interface ApiDependencies {
   verifierFor(partner: Partner): SignatureVerifier;
   /** A product's wire form, serialised once per record. */
   productJson(product: ProductRecord): string;
+  /** The whole answer of `GET /products/{slug}`, built once per record. */
+  productAnswer(product: ProductRecord): string;
   /** This instance's OpenAPI document (its base path), serialised once. */
   openApiJson(): string;
   /** Milliseconds since the epoch. */
@@ -65,6 +67,7 @@ export function resolveDependencies(
   const defaultLimits = options.defaultRateLimits ?? DEFAULT_RATE_LIMITS;
   const verifiers = new Map<string, SignatureVerifier>();
   let openApiJson: string | undefined;
+  const productForms = productJsonCache();
   return {
     environment,
     basePath,
@@ -95,7 +98,8 @@ export function resolveDependencies(
       }
       return verifier;
     },
-    productJson: productJsonCache(),
+    productJson: productForms.json,
+    productAnswer: productForms.answer,
     openApiJson: () => {
       openApiJson ??= JSON.stringify(buildOpenApiDocument({ basePath }));
       return openApiJson;

@@ -43,19 +43,39 @@ export function toProductResource(record: ProductRecord): Product {
   };
 }
 
+/** A product's wire forms, each built once per record (records are immutable). */
+export interface ProductJsonCache {
+  /** The product resource as JSON (the list endpoint joins these). */
+  json(record: ProductRecord): string;
+  /** The whole answer of `GET /products/{slug}`: `{"success":true,"data":…}`. */
+  answer(record: ProductRecord): string;
+}
+
 /**
- * A serialiser that writes each record once: records are immutable, and the list and get
- * endpoints then only concatenate.
- * @example const json = productJsonCache(); json(record) === json(record); // true, serialised once
+ * @example const cache = productJsonCache(); cache.json(record) === cache.json(record); // true, serialised once
  */
-export function productJsonCache(): (record: ProductRecord) => string {
-  const cache = new WeakMap<ProductRecord, string>();
-  return (record) => {
-    let json = cache.get(record);
-    if (json === undefined) {
-      json = JSON.stringify(toProductResource(record));
-      cache.set(record, json);
+export function productJsonCache(): ProductJsonCache {
+  const jsons = new WeakMap<ProductRecord, string>();
+  const answers = new WeakMap<ProductRecord, string>();
+  const json = (record: ProductRecord): string => {
+    let text = jsons.get(record);
+    if (text === undefined) {
+      text = JSON.stringify(toProductResource(record));
+      jsons.set(record, text);
     }
-    return json;
+    return text;
+  };
+  return {
+    json,
+    answer(record) {
+      // Kept whole: concatenated per request, the ~700-byte string would be built and then
+      // flattened again for every answer.
+      let text = answers.get(record);
+      if (text === undefined) {
+        text = `{"success":true,"data":${json(record)}}`;
+        answers.set(record, text);
+      }
+      return text;
+    },
   };
 }

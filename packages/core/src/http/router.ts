@@ -22,9 +22,15 @@ export interface Router {
   match(method: string, path: string): RouteMatch;
 }
 
+/** One segment of a template: a literal, or a parameter (`{name}`) and its name. */
+interface Segment {
+  readonly text: string;
+  readonly param: boolean;
+}
+
 /** The routes sharing one path template, by method. */
 interface PathEntry {
-  readonly segments: readonly string[];
+  readonly segments: readonly Segment[];
   readonly byMethod: ReadonlyMap<string, Route>;
   /** e.g. `GET, HEAD` */
   readonly allow: string;
@@ -39,9 +45,8 @@ export function createRouter(routes: readonly Route[], basePath: string): Router
   return {
     match(method, path) {
       if (!path.startsWith(prefix)) throw notFound();
-      const segments = path.slice(prefix.length).split("/");
       for (const entry of entries) {
-        const params = matchSegments(entry.segments, segments);
+        const params = matchSegments(entry.segments, path, prefix.length);
         if (params === undefined) continue;
         const route = entry.byMethod.get(method === "HEAD" ? "GET" : method);
         if (route === undefined) {
@@ -65,26 +70,39 @@ function pathEntries(routes: readonly Route[]): PathEntry[] {
     byPath.set(route.path, methods);
   }
   return [...byPath].map(([path, byMethod]) => ({
-    segments: path.slice(1).split("/"),
+    segments: path
+      .slice(1)
+      .split("/")
+      .map((text) =>
+        text.startsWith("{") ? { text: text.slice(1, -1), param: true } : { text, param: false },
+      ),
     byMethod,
     allow: [...byMethod.keys()].flatMap((m) => (m === "GET" ? ["GET", "HEAD"] : [m])).join(", "),
   }));
 }
 
-/** The path parameters when the segments fit the template, else undefined. */
-function matchSegments(template: readonly string[], segments: readonly string[]): PathParams | undefined {
-  if (template.length !== segments.length) return undefined;
+/**
+ * The path parameters when `path` from `start` on, cut at each `/`, fits the template segment by
+ * segment (the same as `path.slice(start).split("/")` compared with it, without building either).
+ */
+function matchSegments(template: readonly Segment[], path: string, start: number): PathParams | undefined {
   let params: Record<string, string> | undefined;
-  for (let i = 0; i < template.length; i++) {
+  let from = start;
+  const last = template.length - 1;
+  for (let i = 0; i <= last; i++) {
+    const slash = path.indexOf("/", from);
+    // Every segment but the last ends at a `/`; the last one runs to the end.
+    if (i < last ? slash === -1 : slash !== -1) return undefined;
+    const end = i < last ? slash : path.length;
     const expected = template[i]!;
-    const actual = segments[i]!;
-    if (expected.startsWith("{")) {
-      if (actual === "") return undefined;
+    if (expected.param) {
+      if (end === from) return undefined;
       params ??= {};
-      params[expected.slice(1, -1)] = actual;
-    } else if (expected !== actual) {
+      params[expected.text] = path.slice(from, end);
+    } else if (end - from !== expected.text.length || !path.startsWith(expected.text, from)) {
       return undefined;
     }
+    from = end + 1;
   }
   return params ?? NO_PARAMS;
 }

@@ -113,6 +113,8 @@ export class MemoryRateLimiter implements RateLimiter {
   #authKeys = 0;
   #lastSweep = 0;
   #lastFullSweep = 0;
+  /** The last limit's decision for a key with nothing counted, and its promise (see `peek`). */
+  #unused: { readonly decision: RateDecision; readonly answer: Promise<RateDecision> } | undefined;
 
   constructor(options: MemoryRateLimiterOptions = {}) {
     this.#now = options.now ?? Date.now;
@@ -127,7 +129,9 @@ export class MemoryRateLimiter implements RateLimiter {
   }
 
   peek(key: string, limit: number, windowMs: number): Promise<RateDecision> {
-    return Promise.resolve(this.#decide(key, limit, windowMs, false));
+    const decision = this.#decide(key, limit, windowMs, false);
+    // The usual peek (an address with no failed authentication) gets one shared, frozen answer.
+    return decision === this.#unused?.decision ? this.#unused.answer : Promise.resolve(decision);
   }
 
   close(): Promise<void> {
@@ -165,14 +169,30 @@ export class MemoryRateLimiter implements RateLimiter {
       log = undefined;
     }
     const counted = log?.total ?? 0;
-    const resetMs = log === undefined || log.empty ? 0 : log.msUntilExpired(1, now, windowMs);
+    if (log === undefined || counted === 0) return this.#nothingCounted(limit);
+    const resetMs = log.msUntilExpired(1, now, windowMs);
     return {
       allowed: true,
       limit,
       remaining: Math.max(0, limit - counted),
-      resetSeconds: counted === 0 ? 0 : Math.max(1, Math.ceil(resetMs / 1000)),
+      resetSeconds: Math.max(1, Math.ceil(resetMs / 1000)),
       retryAfterSeconds: 0,
     };
+  }
+
+  /** The decision on a key with nothing counted: the same for every such key of this limit. */
+  #nothingCounted(limit: number): RateDecision {
+    if (this.#unused?.decision.limit !== limit) {
+      const decision: RateDecision = Object.freeze({
+        allowed: true,
+        limit,
+        remaining: limit,
+        resetSeconds: 0,
+        retryAfterSeconds: 0,
+      });
+      this.#unused = { decision, answer: Promise.resolve(decision) };
+    }
+    return this.#unused.decision;
   }
 
   /**

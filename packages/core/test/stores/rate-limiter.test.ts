@@ -52,6 +52,25 @@ test("peek counts nothing", async () => {
   assert.equal((await limiter.peek("p", 1, WINDOW)).allowed, false);
 });
 
+test("a key with nothing counted gets the full quota of the limit asked, whatever was asked before", async () => {
+  const { c, limiter } = clock();
+  const idle = { allowed: true, remaining: 0, resetSeconds: 0, retryAfterSeconds: 0 };
+  assert.deepEqual(await limiter.peek("a", 5, WINDOW), { ...idle, limit: 5, remaining: 5 });
+  assert.deepEqual(await limiter.peek("b", 7, WINDOW), { ...idle, limit: 7, remaining: 7 });
+  assert.deepEqual(await limiter.peek("a", 5, WINDOW), { ...idle, limit: 5, remaining: 5 });
+  // Counted, then expired: nothing counted again.
+  assert.equal((await limiter.hit("a", 5, WINDOW)).remaining, 4);
+  assert.deepEqual(await limiter.peek("a", 5, WINDOW), {
+    allowed: true,
+    limit: 5,
+    remaining: 4,
+    resetSeconds: 60,
+    retryAfterSeconds: 0,
+  });
+  c.now += WINDOW;
+  assert.deepEqual(await limiter.peek("a", 5, WINDOW), { ...idle, limit: 5, remaining: 5 });
+});
+
 test("resetSeconds is when the oldest counted hit leaves; retryAfter is never earlier", async () => {
   const { c, limiter } = clock();
   const first = await limiter.hit("p", 2, WINDOW);

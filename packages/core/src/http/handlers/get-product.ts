@@ -5,5 +5,5 @@ import { okReply } from "../reply.js";
 
 export const getProduct: PartnerHandler = async ({ partner, params }, deps) => {
   const product = productOrNotFound(await findProduct(deps.products, partner, params["slug"]));
-  return okReply(`{"success":true,"data":${deps.productJson(product)}}`);
+  return okReply(deps.productAnswer(product));
 };
