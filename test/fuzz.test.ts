@@ -22,8 +22,21 @@ import {
 } from "./support/request-fuzz.js";
 
 const FIXTURES = fileURLToPath(new URL("../fixtures/", import.meta.url));
-const IN_PROCESS_RUNS = Number(process.env["FUZZ_IN_PROCESS_RUNS"] ?? 3800);
-const SOCKET_RUNS = Number(process.env["FUZZ_SOCKET_RUNS"] ?? 1200);
+const IN_PROCESS_RUNS = runsFromEnv("FUZZ_IN_PROCESS_RUNS", 3800);
+const SOCKET_RUNS = runsFromEnv("FUZZ_SOCKET_RUNS", 1200);
+
+/** A run count from the environment: a positive integer, or the run stops here (not 0 runs that pass). */
+function runsFromEnv(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const runs = Number(raw);
+  if (!Number.isSafeInteger(runs) || runs < 1 || !/^\d+$/.test(raw)) {
+    throw new Error(
+      `${name} must be a positive integer (a number of generated requests), got ${JSON.stringify(raw)}`,
+    );
+  }
+  return runs;
+}
 
 let socketTarget: FuzzTarget;
 let server: RunningServer;
