@@ -24,6 +24,7 @@ import { DEFAULT_FIXTURES_DIR, loadFixtureDir } from "./fixture-dir.js";
 import { nodeHmacSha256, nodeSha256 } from "./hmac.js";
 import { createListener, type PartnerListener } from "./listener.js";
 import { flushRequestLog, type RequestLogOption, resolveErrorLog } from "./request-log.js";
+import { settlesWithin } from "./settles-within.js";
 
 /** Server timeouts, in milliseconds. */
 export interface ServerTimeouts {
@@ -287,19 +288,6 @@ function urlHost(host: string): string {
 
 /** The least time the stores are given to close at shutdown, however long the requests took. */
 const STORE_CLOSE_MIN_MS = 1000;
-
-/** True when `promise` resolves within `ms`, false after; its rejection is rethrown. */
-async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
-  });
-  try {
-    return await Promise.race([promise.then(() => true as const), late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
