@@ -3,48 +3,55 @@
  * (docs/contract.md, Authentication): a blocked address is answered 429 before its key is looked
  * at; each malformed, unknown, revoked or wrong-environment key counts as one failure, counted by
  * one atomic `hit` of the limiter.
+ *
+ * The steps, in order, as `handle()` runs them in its own frame (one async function per request,
+ * not one per step: docs/performance.md): `failedAuthKey` → peek the limiter, `checkFailedAuth` →
+ * `keyHash` → the key store → `usableKey` → the partner store; no partner → `refuseKey`.
  * @module
  */
 import { hashApiKey, parseApiKey } from "../auth/api-key.js";
-import type { Partner } from "../stores/partner-store.js";
-import { FAILED_AUTH_KEY_PREFIX } from "../stores/rate-limiter.js";
+import type { ApiKeyRecord } from "../stores/key-store.js";
+import { FAILED_AUTH_KEY_PREFIX, type RateDecision } from "../stores/rate-limiter.js";
 import type { ApiDependencies } from "./dependencies.js";
 import { ApiError } from "./errors.js";
 import type { PlainRequest } from "./plain-request.js";
 
-const WINDOW_MS = 60_000;
-
 type AuthDependencies = Pick<
   ApiDependencies,
-  "environment" | "keys" | "partners" | "rateLimiter" | "sha256" | "failedAuthPerMinute" | "keyHashes"
+  "environment" | "rateLimiter" | "sha256" | "failedAuthPerMinute" | "keyHashes"
 >;
 
+/** The window of the failed-authentication limit. */
+export const FAILED_AUTH_WINDOW_MS = 60_000;
+
+/** @throws ApiError `rate_limited` (429) when the client address is blocked (the peek's verdict). */
+export function checkFailedAuth(peeked: RateDecision): void {
+  if (!peeked.allowed) throw failedAuthLimited(peeked.retryAfterSeconds);
+}
+
+/** Whether the key record found may authenticate here: active, of this environment. */
+export function usableKey(
+  record: ApiKeyRecord | undefined,
+  deps: Pick<ApiDependencies, "environment">,
+): record is ApiKeyRecord {
+  return record !== undefined && record.status === "active" && record.environment === deps.environment;
+}
+
 /**
- * The partner the request's `X-Api-Key` belongs to.
- * @throws ApiError `missing_api_key`, `invalid_api_key`, `wrong_environment` (401), or
- * `rate_limited` (429) when the client address has failed too often.
+ * The refusal of a request whose key found no partner (`hash` is the refusal already made when
+ * there was nothing to look up). Every failure but a missing key counts against the client address.
+ * @throws ApiError always: 401, or `rate_limited` (429) when this failure is over the limit.
  */
-export async function authenticate(request: PlainRequest, deps: AuthDependencies): Promise<Partner> {
-  const limitKey = failedAuthKey(request.clientAddress);
-  const blocked = await deps.rateLimiter.peek(limitKey, deps.failedAuthPerMinute, WINDOW_MS);
-  if (!blocked.allowed) throw failedAuthLimited(blocked.retryAfterSeconds);
-  // The stores are asked here rather than in a helper: one async function, not two, per request.
-  const hash = keyHash(request, deps);
-  let refusal: ApiError;
-  if (typeof hash === "string") {
-    const record = await deps.keys.findByHash(hash);
-    if (record !== undefined && record.status === "active" && record.environment === deps.environment) {
-      const partner = await deps.partners.getPartner(record.partnerId);
-      if (partner !== undefined) return partner;
-    }
-    refusal = unknownKey();
-  } else {
-    refusal = hash;
-  }
+export async function refuseKey(
+  hash: string | ApiError,
+  limitKey: string,
+  deps: Pick<AuthDependencies, "rateLimiter" | "failedAuthPerMinute">,
+): Promise<never> {
+  const refusal = typeof hash === "string" ? unknownKey() : hash;
   if (refusal.code !== "missing_api_key") {
     // A failure past the limit is answered 429 even when concurrent guesses all passed the peek
-    // above (a shared limiter such as Redis): counting it is one atomic step.
-    const counted = await deps.rateLimiter.hit(limitKey, deps.failedAuthPerMinute, WINDOW_MS);
+    // (a shared limiter such as Redis): counting it is one atomic step.
+    const counted = await deps.rateLimiter.hit(limitKey, deps.failedAuthPerMinute, FAILED_AUTH_WINDOW_MS);
     if (!counted.allowed) throw failedAuthLimited(counted.retryAfterSeconds);
   }
   throw refusal;
@@ -74,7 +81,10 @@ export function failedAuthKey(clientAddress: string | undefined): string {
  * passed these checks are cached with their hash (`deps.keyHashes`); the record is still looked up
  * on every request, so revocation takes effect at once.
  */
-function keyHash(request: PlainRequest, deps: AuthDependencies): string | ApiError {
+export function keyHash(
+  request: PlainRequest,
+  deps: Pick<AuthDependencies, "environment" | "sha256" | "keyHashes">,
+): string | ApiError {
   const key = request.headers["x-api-key"];
   if (key === undefined || key === "") {
     return new ApiError("missing_api_key", "the X-Api-Key header is required");

@@ -6,6 +6,7 @@
  */
 import type { Partner } from "../stores/partner-store.js";
 import type { ProductRecord, ProductSource } from "../stores/product-source.js";
+import type { ApiDependencies } from "./dependencies.js";
 import { ApiError } from "./errors.js";
 import { SLUG_PATTERN } from "./schemas.js";
 
@@ -22,6 +23,22 @@ export function findProduct(
   slug: string | undefined,
 ): Promise<ProductRecord | undefined> {
   return slug !== undefined && SLUG_PATTERN.test(slug) ? products.getProduct(partner.id, slug) : NONE;
+}
+
+/**
+ * The product at once when the source is the in-memory one (`deps.answerNow`), else undefined: a
+ * product not found this way is asked of `findProduct`, which answers for every source.
+ * @example const product = productOrNotFound(findProductNow(deps, partner, slug) ?? (await findProduct(deps.products, partner, slug)));
+ */
+export function findProductNow(
+  deps: Pick<ApiDependencies, "answerNow">,
+  partner: Partner,
+  slug: string | undefined,
+): ProductRecord | undefined {
+  const now = deps.answerNow.getProduct;
+  return now !== undefined && slug !== undefined && SLUG_PATTERN.test(slug)
+    ? now(partner.id, slug)
+    : undefined;
 }
 
 /**

@@ -7,14 +7,21 @@
  */
 import type { Environment } from "../auth/environment.js";
 import type { EventStore } from "../stores/event-store.js";
-import { authenticate } from "./authenticate.js";
+import {
+  checkFailedAuth,
+  FAILED_AUTH_WINDOW_MS,
+  failedAuthKey,
+  keyHash,
+  refuseKey,
+  usableKey,
+} from "./authenticate.js";
 import { resolveDependencies } from "./dependencies.js";
 import { replyToFailure } from "./failure.js";
 import { acceptableRequestId } from "./incoming-request-id.js";
 import { buildOpenApiDocument } from "./openapi.js";
 import type { PartnerApiOptions } from "./partner-api-options.js";
 import type { PartnerApiHandler } from "./plain-request.js";
-import { countRequest, type RequestCount } from "./rate-limit.js";
+import { limiterKey, RATE_WINDOW_MS, type RequestCount, requestCount } from "./rate-limit.js";
 import { type Reply, render } from "./reply.js";
 import { requestIdGenerator } from "./request-id.js";
 import { createRouter } from "./router.js";
@@ -61,8 +68,31 @@ export function createPartnerApi(options: PartnerApiOptions): PartnerApi {
         if (route.access === "public") {
           reply = await route.handle({ request, params }, deps);
         } else {
-          const partner = await authenticate(request, deps);
-          const count = await countRequest(partner, deps);
+          // Authentication (authenticate.ts), then the rate limit (rate-limit.ts), in this one frame.
+          // An in-memory store answers at once (`now`, answer-now.ts); any other is awaited. An
+          // answer of undefined at once (no such key or partner) is asked again of the async call.
+          const { rateLimiter, environment, answerNow: now } = deps;
+          const limitKey = failedAuthKey(request.clientAddress);
+          const authLimit = deps.failedAuthPerMinute;
+          checkFailedAuth(
+            now.peek?.(limitKey, authLimit, FAILED_AUTH_WINDOW_MS) ??
+              (await rateLimiter.peek(limitKey, authLimit, FAILED_AUTH_WINDOW_MS)),
+          );
+          const hash = keyHash(request, deps);
+          const record =
+            typeof hash === "string"
+              ? (now.findByHash?.(hash) ?? (await deps.keys.findByHash(hash)))
+              : undefined;
+          const partner =
+            (usableKey(record, deps)
+              ? (now.getPartner?.(record.partnerId) ?? (await deps.partners.getPartner(record.partnerId)))
+              : undefined) ?? (await refuseKey(hash, limitKey, deps));
+          const quota = deps.quotaOf(partner);
+          const rateKey = limiterKey(partner.id, environment);
+          const decision =
+            now.hit?.(rateKey, quota, RATE_WINDOW_MS) ??
+            (await rateLimiter.hit(rateKey, quota, RATE_WINDOW_MS));
+          const count = requestCount(environment, quota, decision);
           rateHeaders = count.headers;
           reply =
             count.refusal === undefined

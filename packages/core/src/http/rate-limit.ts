@@ -1,15 +1,12 @@
 /**
  * The per-partner rate limit (CONTRACT §7): every authenticated request counts, refused ones do
  * not. The step returns the IETF `RateLimit` headers with its verdict, so the caller adds them to
- * whatever the request is answered with, a refusal included.
+ * whatever the request is answered with, a refusal included. `handle()` asks the limiter to `hit`
+ * the partner's `limiterKey` with its quota, then turns the decision into a `requestCount`.
  * @module
  */
-import type { Partner } from "../stores/partner-store.js";
 import type { RateDecision } from "../stores/rate-limiter.js";
-import type { ApiDependencies } from "./dependencies.js";
 import { ApiError } from "./errors.js";
-
-const WINDOW_MS = 60_000;
 
 /** The verdict on one request: its headers, and the 429 when it is over the quota. */
 export interface RequestCount {
@@ -17,17 +14,12 @@ export interface RequestCount {
   readonly refusal: ApiError | undefined;
 }
 
-/**
- * Counts the request against the partner's quota in this environment.
- * @example const { headers, refusal } = await countRequest(partner, deps); // headers.ratelimit: '"sandbox";r=99;t=60'
- */
-export async function countRequest(
-  partner: Partner,
-  deps: Pick<ApiDependencies, "environment" | "rateLimiter" | "quotaOf">,
-): Promise<RequestCount> {
-  const quota = deps.quotaOf(partner);
-  const decision = await deps.rateLimiter.hit(limiterKey(partner.id, deps.environment), quota, WINDOW_MS);
-  const headers = rateLimitHeaders(deps.environment, decision);
+/** The window of the per-partner rate limit. */
+export const RATE_WINDOW_MS = 60_000;
+
+/** The verdict on a request from the limiter's decision on its hit. */
+export function requestCount(environment: string, quota: number, decision: RateDecision): RequestCount {
+  const headers = rateLimitHeaders(environment, decision);
   if (decision.allowed) return { headers, refusal: undefined };
   return {
     headers,
@@ -45,7 +37,7 @@ let lastLimiterKey = "";
  * The limiter key of a partner in an environment. The last one is kept: a partner's requests tend
  * to come in runs, and a new string per request would be built, then flattened to be hashed.
  */
-function limiterKey(partnerId: string, environment: string): string {
+export function limiterKey(partnerId: string, environment: string): string {
   if (partnerId !== lastPartnerId || environment !== lastEnvironment) {
     lastPartnerId = partnerId;
     lastEnvironment = environment;

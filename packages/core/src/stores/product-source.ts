@@ -52,14 +52,20 @@ export interface ProductSource {
 
 export class MemoryProductSource implements ProductSource {
   readonly #byPartner = new Map<string, ProductRecord[]>();
-  readonly #bySlug = new Map<string, ProductRecord>();
+  /** Partner → slug → product: a lookup builds no key string. */
+  readonly #bySlug = new Map<string, Map<string, ProductRecord>>();
 
   constructor(products: Iterable<ProductRecord> = []) {
     for (const product of products) {
       const list = this.#byPartner.get(product.partnerId) ?? [];
       list.push(product);
       this.#byPartner.set(product.partnerId, list);
-      this.#bySlug.set(`${product.partnerId}\u0000${product.slug}`, product);
+      let slugs = this.#bySlug.get(product.partnerId);
+      if (slugs === undefined) {
+        slugs = new Map();
+        this.#bySlug.set(product.partnerId, slugs);
+      }
+      slugs.set(product.slug, product);
     }
     for (const list of this.#byPartner.values())
       list.sort((a, b) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0));
@@ -70,6 +76,11 @@ export class MemoryProductSource implements ProductSource {
   }
 
   getProduct(partnerId: string, slug: string): Promise<ProductRecord | undefined> {
-    return Promise.resolve(this.#bySlug.get(`${partnerId}\u0000${slug}`));
+    return Promise.resolve(this.getProductNow(partnerId, slug));
+  }
+
+  /** `getProduct` answered at once (the API calls this on an instance of exactly this class). */
+  getProductNow(partnerId: string, slug: string): ProductRecord | undefined {
+    return this.#bySlug.get(partnerId)?.get(slug);
   }
 }

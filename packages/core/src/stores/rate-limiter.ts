@@ -134,6 +134,16 @@ export class MemoryRateLimiter implements RateLimiter {
     return decision === this.#unused?.decision ? this.#unused.answer : Promise.resolve(decision);
   }
 
+  /** `hit` answered at once (the API calls this on an instance of exactly this class). */
+  hitNow(key: string, limit: number, windowMs: number): RateDecision {
+    return this.#decide(key, limit, windowMs, true);
+  }
+
+  /** `peek` answered at once (the API calls this on an instance of exactly this class). */
+  peekNow(key: string, limit: number, windowMs: number): RateDecision {
+    return this.#decide(key, limit, windowMs, false);
+  }
+
   close(): Promise<void> {
     this.#logs.clear();
     this.#authKeys = 0;

@@ -7,7 +7,7 @@ import { parseAddress } from "../../evm/address.js";
 import { formatUnits } from "../../math/decimal.js";
 import { usdValueCents } from "../../math/yield-math.js";
 import { StoreUnavailableError } from "../../stores/store-unavailable-error.js";
-import { findProduct, productOrNotFound } from "../find-product.js";
+import { findProduct, findProductNow, productOrNotFound } from "../find-product.js";
 import type { PartnerHandler } from "../handler.js";
 import { queryError, queryParam } from "../query.js";
 import { okReply } from "../reply.js";
@@ -16,7 +16,10 @@ import { okReply } from "../reply.js";
 const MISSING_PRICE_RETRY_SECONDS = 60;
 
 export const getPosition: PartnerHandler = async ({ request, partner, params }, deps) => {
-  const product = productOrNotFound(await findProduct(deps.products, partner, params["slug"]));
+  const product = productOrNotFound(
+    findProductNow(deps, partner, params["slug"]) ??
+      (await findProduct(deps.products, partner, params["slug"])),
+  );
   const raw = queryParam(request.query, "address");
   if (raw === undefined)
     throw queryError("invalid_address", "address", "the address query parameter is required");
