@@ -558,15 +558,21 @@ async function runTable(
       // Each round's ratio to the bare server's run of the same round, then the median: the two
       // runs are minutes closer in time than the rounds' medians are, so the machine's drift
       // (this VM's speed moves by 10-30 % over minutes) cancels out of the ratio.
-      const ratio = (c: Contender, pick: (x: Sample) => number) =>
-        median(samples.get(c)!.map((x, i) => pick(x) / Math.max(pick(baseSamples[i]!), 1e-9)));
+      const ratios = (c: Contender, pick: (x: Sample) => number) =>
+        samples.get(c)!.map((x, i) => pick(x) / Math.max(pick(baseSamples[i]!), 1e-9));
+      const ratio = (c: Contender, pick: (x: Sample) => number) => median(ratios(c, pick));
       for (const c of contenders) {
         const m = summary(c);
-        const rpsRatio = ratio(c, (x) => x.reqPerSec);
+        const rpsRatios = ratios(c, (x) => x.reqPerSec);
+        // The rounds' spread, so a reader sees how far one round's ratio can be from the median.
+        const rpsCell =
+          c === contenders[0]
+            ? "1.00"
+            : `${median(rpsRatios).toFixed(2)} (${Math.min(...rpsRatios).toFixed(2)}–${Math.max(...rpsRatios).toFixed(2)})`;
         const p99Ratio = ratio(c, (x) => Math.max(x.p99, 1));
         const cpuRatio = ratio(c, (x) => x.cpuPerRequest);
         console.log(
-          `| ${c.scenario} | ${c.label} | ${Math.round(m.rps)} | ${rpsRatio.toFixed(2)} | ${m.p50.toFixed(1)} | ${m.p99.toFixed(1)} | ${p99Ratio.toFixed(2)} | ${m.cpu.toFixed(1)} | ${cpuRatio.toFixed(2)} | ${(m.rss / 2 ** 20).toFixed(0)} | ${m.bad} |`,
+          `| ${c.scenario} | ${c.label} | ${Math.round(m.rps)} | ${rpsCell} | ${m.p50.toFixed(1)} | ${m.p99.toFixed(1)} | ${p99Ratio.toFixed(2)} | ${m.cpu.toFixed(1)} | ${cpuRatio.toFixed(2)} | ${(m.rss / 2 ** 20).toFixed(0)} | ${m.bad} |`,
         );
         const pg = pgSamples.get(c)!;
         if (pg.length === 0) continue;
@@ -608,7 +614,7 @@ function header(database?: BenchDatabase): void {
     `machine: ${cpu[0]?.model ?? "?"} x ${cpu.length} cores; node ${process.version}; ` +
       `autocannon ${settings.connections} connections, pipelining ${settings.pipelining}; ` +
       `${settings.rounds} alternating rounds x ${settings.duration} s after ${settings.warmup} s warm-up; ` +
-      `medians of the rounds; each "x bare" is the median of the rounds' ratios to the bare server's run in the same round; our server: \`partner-yield serve\` (JSON request log to /dev/null unless --log none, ` +
+      `medians of the rounds; each "x bare" is the median of the rounds' ratios to the bare server's run in the same round (req/s: lowest–highest round in brackets); our server: \`partner-yield serve\` (JSON request log to /dev/null unless --log none, ` +
       `limiter on with --rate-limit-quota 1000000000), in-memory stores with their bounds lifted` +
       (database === undefined
         ? ""
