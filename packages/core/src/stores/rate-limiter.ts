@@ -113,8 +113,8 @@ export class MemoryRateLimiter implements RateLimiter {
   #authKeys = 0;
   #lastSweep = 0;
   #lastFullSweep = 0;
-  /** The last limit's decision for a key with nothing counted, and its promise (see `peek`). */
-  #unused: { readonly decision: RateDecision; readonly answer: Promise<RateDecision> } | undefined;
+  /** The last limit's decision for a key with nothing counted (see `#nothingCounted`). */
+  #unused: RateDecision | undefined;
 
   constructor(options: MemoryRateLimiterOptions = {}) {
     this.#now = options.now ?? Date.now;
@@ -125,13 +125,11 @@ export class MemoryRateLimiter implements RateLimiter {
   }
 
   hit(key: string, limit: number, windowMs: number): Promise<RateDecision> {
-    return Promise.resolve(this.#decide(key, limit, windowMs, true));
+    return Promise.resolve(this.hitNow(key, limit, windowMs));
   }
 
   peek(key: string, limit: number, windowMs: number): Promise<RateDecision> {
-    const decision = this.#decide(key, limit, windowMs, false);
-    // The usual peek (an address with no failed authentication) gets one shared, frozen answer.
-    return decision === this.#unused?.decision ? this.#unused.answer : Promise.resolve(decision);
+    return Promise.resolve(this.peekNow(key, limit, windowMs));
   }
 
   /** `hit` answered at once (the API calls this on an instance of exactly this class). */
@@ -190,19 +188,21 @@ export class MemoryRateLimiter implements RateLimiter {
     };
   }
 
-  /** The decision on a key with nothing counted: the same for every such key of this limit. */
+  /**
+   * The decision on a key with nothing counted (the failed-authentication peek of nearly every
+   * request): one frozen object for every such key of this limit.
+   */
   #nothingCounted(limit: number): RateDecision {
-    if (this.#unused?.decision.limit !== limit) {
-      const decision: RateDecision = Object.freeze({
+    if (this.#unused?.limit !== limit) {
+      this.#unused = Object.freeze({
         allowed: true,
         limit,
         remaining: limit,
         resetSeconds: 0,
         retryAfterSeconds: 0,
       });
-      this.#unused = { decision, answer: Promise.resolve(decision) };
     }
-    return this.#unused.decision;
+    return this.#unused;
   }
 
   /**
