@@ -4,6 +4,9 @@
  * `append`, which must claim the key and store the event as ONE atomic step.
  */
 import type { Environment } from "../auth/environment.js";
+import { systemRandom } from "../auth/random.js";
+import { halfSipHash24 } from "../encoding/half-siphash.js";
+import { grownColumn, StringRecords } from "./string-records.js";
 
 /** What the core hands to the store for a new event. */
 export interface NewEvent {
@@ -71,26 +74,34 @@ export interface MemoryEventStoreOptions {
   readonly maxEvents?: number | undefined;
   /** Most bytes held, as `MemoryEventStore.bytes` counts them; default 256 MiB. */
   readonly maxEventBytes?: number | undefined;
+  /**
+   * Where the store takes the 8 random bytes of its index's hash key; default the platform's
+   * cryptographic source. Tests fix it to make keys that collide.
+   */
+  readonly random?: ((n: number) => Uint8Array) | undefined;
 }
 
 export const DEFAULT_MAX_EVENTS = 100_000;
 export const DEFAULT_MAX_EVENT_BYTES = 256 * 1024 * 1024;
 
 /**
- * What one event costs the heap, as the bound counts it: a fixed 512 bytes (the stored record and
- * its entries in the two indexes), every string at two bytes a UTF-16 unit plus a 24-byte header
- * (the raw body, the scope key of the index, the partner, key, fingerprint, type and time), and,
- * unless the store parses it from the raw body when read (`dataFromRawBody`), the parsed `data`
- * tree node by node (`valueMemoryBytes`). Each charge is at or above what V8 (64-bit, Node 20)
- * takes for it, so the figure is never below the heap it counts: `bench/event-memory.ts` compares
- * the two (docs/performance.md).
+ * What one event costs, as the bound counts it: a fixed 512 bytes (the event's index entry, its
+ * record offsets and `receivedAt`), every string at two bytes a UTF-16 unit plus a 24-byte header
+ * (the raw body, the partner, key, fingerprint, type and time, and the scope key once more: an
+ * earlier layout held it as the index's string, and the charge is kept so the bound admits the
+ * same events), and, unless the store parses it from the raw body when read (`dataFromRawBody`),
+ * the parsed `data` tree node by node (`valueMemoryBytes`). Each charge is at or above what
+ * `MemoryEventStore` takes for it on 64-bit V8 (Node 20): it holds a string in byte chunks at one
+ * byte a unit when ASCII and two otherwise, and an event's index entry in typed arrays. So the
+ * figure is never below the memory it counts, apart from the byte chunk the store has reserved
+ * ahead (at most 8 MiB): `bench/event-memory.ts` compares the two (docs/performance.md).
  */
 export function eventMemoryBytes(event: NewEvent): number {
   const keyUnits = event.partnerId.length + event.environment.length + event.idempotencyKey.length;
   return (
     512 +
     stringBytes(event.rawBody.length) +
-    stringBytes(keyUnits + 2) + // the scope key of the index
+    stringBytes(keyUnits + 2) + // the scope key, as the index held it before
     stringBytes(event.partnerId.length) +
     stringBytes(event.idempotencyKey.length) +
     stringBytes(event.fingerprint.length) +
@@ -136,35 +147,58 @@ export function valueMemoryBytes(value: unknown): number {
   return bytes;
 }
 
-/** An event as the memory store holds it: without `data` when `data` comes from the raw body. */
-type HeldEvent = Omit<StoredEvent, "data"> & { readonly data: StoredEvent["data"] | undefined };
+/** The fields of an event the memory store keeps as strings, in record order. */
+const PARTNER = 0;
+const ENVIRONMENT = 1;
+const KEY = 2;
+const FINGERPRINT = 3;
+const EVENT_TYPE = 4;
+const OCCURRED_AT = 5;
+const RAW_BODY = 6;
+const FIELDS = 7;
 
 /**
- * The embedded default: a Map per scope key. Atomic because JS runs one callback at a time.
- * Bounded (a process that keeps every event would run out of memory and lose them all): past
- * `maxEvents` events or `maxEventBytes` bytes (`eventMemoryBytes`), a NEW event is refused with
- * `full`; a duplicate or a conflicting reuse of a key already held is answered as always. It keeps
- * events for the life of the process only: PostgreSQL is the store for real use. An event appended
- * with `dataFromRawBody` is held as its raw body only (`data` is parsed from it when read): the
- * heap holds its content once, and the collector has half as much to trace.
+ * The embedded default. Atomic because JS runs one callback at a time. Bounded (a process that
+ * keeps every event would run out of memory and lose them all): past `maxEvents` events or
+ * `maxEventBytes` bytes (`eventMemoryBytes`), a NEW event is refused with `full`; a duplicate or a
+ * conflicting reuse of a key already held is answered as always. It keeps events for the life of
+ * the process only: PostgreSQL is the store for real use.
+ *
+ * An event's strings are held in byte chunks (`StringRecords`), its `receivedAt` in a number
+ * column, and its place in a hash table of event numbers keyed by HalfSipHash of its scope (partner,
+ * environment, idempotency key) under a random key of this store's, so no client can choose keys
+ * that collide. The collector thus traces no object per event, and a store of a million events
+ * does not slow collections down (docs/performance.md). An event appended with `dataFromRawBody`
+ * is held as its raw body only (`data` is parsed from it when read); any other event's `data` is
+ * held as given.
  */
 export class MemoryEventStore implements EventStore {
-  readonly #byKey = new Map<string, HeldEvent>();
-  readonly #events: HeldEvent[] = [];
+  readonly #strings = new StringRecords(FIELDS);
+  #receivedAt = new Float64Array(256);
+  /** The scope hash of each event, by event number (its id less one). */
+  #hashOf = new Uint32Array(256);
+  /** Open addressing, linear probing: event number + 1, or 0 for none; never more than half full. */
+  #slots: Int32Array = new Int32Array(512);
+  readonly #hashKey: readonly [number, number];
+  /** The scope's UTF-16 code units, two bytes each, as hashed. */
+  #scratch = new Uint8Array(256);
+  /** `data` of the events appended without `dataFromRawBody`, by event number. */
+  readonly #data = new Map<number, StoredEvent["data"]>();
   readonly #maxEvents: number;
   readonly #maxBytes: number;
   #bytes = 0;
-  #nextId = 1;
 
   /** @throws RangeError when a bound is not a positive safe integer. */
   constructor(options: MemoryEventStoreOptions = {}) {
     this.#maxEvents = positive("maxEvents", options.maxEvents ?? DEFAULT_MAX_EVENTS);
     this.#maxBytes = positive("maxEventBytes", options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES);
+    const key = (options.random ?? systemRandom)(8);
+    this.#hashKey = [littleEndian32(key, 0), littleEndian32(key, 4)];
   }
 
   /** Events held. */
   get size(): number {
-    return this.#events.length;
+    return this.#strings.count;
   }
 
   /** Bytes held, as `eventMemoryBytes` counts them. */
@@ -173,13 +207,15 @@ export class MemoryEventStore implements EventStore {
   }
 
   append(event: NewEvent): Promise<AppendResult> {
-    const key = scopeKey(event.partnerId, event.environment, event.idempotencyKey);
-    const existing = this.#byKey.get(key);
-    if (existing !== undefined) {
-      const status = existing.fingerprint === event.fingerprint ? "duplicate" : "conflict";
-      return Promise.resolve({ status, event: withData(existing) });
+    const hash = this.#hash(event.partnerId, event.environment, event.idempotencyKey);
+    const existing = this.#find(hash, event.partnerId, event.environment, event.idempotencyKey);
+    if (existing >= 0) {
+      const status = this.#strings.equals(existing, FINGERPRINT, event.fingerprint)
+        ? "duplicate"
+        : "conflict";
+      return Promise.resolve({ status, event: this.#event(existing) });
     }
-    if (this.#events.length >= this.#maxEvents) {
+    if (this.#strings.count >= this.#maxEvents) {
       return Promise.resolve({ status: "full", reason: `it holds its maximum of ${this.#maxEvents} events` });
     }
     const cost = eventMemoryBytes(event);
@@ -189,26 +225,26 @@ export class MemoryEventStore implements EventStore {
         reason: `this event would take it past its maximum of ${this.#maxBytes} bytes`,
       });
     }
-    const id = this.#nextId++;
-    const held: HeldEvent =
-      event.dataFromRawBody === true
-        ? {
-            partnerId: event.partnerId,
-            environment: event.environment,
-            idempotencyKey: event.idempotencyKey,
-            fingerprint: event.fingerprint,
-            eventType: event.eventType,
-            occurredAt: event.occurredAt,
-            data: undefined,
-            rawBody: event.rawBody,
-            receivedAt: event.receivedAt,
-            id,
-          }
-        : { ...event, id };
-    this.#byKey.set(key, held);
-    this.#events.push(held);
+    const n = this.#strings.append([
+      event.partnerId,
+      event.environment,
+      event.idempotencyKey,
+      event.fingerprint,
+      event.eventType,
+      event.occurredAt,
+      event.rawBody,
+    ]);
+    if (n === this.#receivedAt.length) {
+      this.#receivedAt = grownColumn(this.#receivedAt);
+      this.#hashOf = grownColumn(this.#hashOf);
+    }
+    this.#receivedAt[n] = event.receivedAt;
+    this.#hashOf[n] = hash;
+    if (event.dataFromRawBody !== true) this.#data.set(n, event.data);
+    if (2 * (n + 1) > this.#slots.length) this.#slots = this.#rehashed(2 * this.#slots.length);
+    this.#place(this.#slots, hash, n);
     this.#bytes += cost;
-    return Promise.resolve({ status: "created", event: { ...event, id } });
+    return Promise.resolve({ status: "created", event: { ...event, id: n + 1 } });
   }
 
   find(
@@ -216,37 +252,107 @@ export class MemoryEventStore implements EventStore {
     environment: Environment,
     idempotencyKey: string,
   ): Promise<StoredEvent | undefined> {
-    const held = this.#byKey.get(scopeKey(partnerId, environment, idempotencyKey));
-    return Promise.resolve(held === undefined ? undefined : withData(held));
+    const n = this.#find(
+      this.#hash(partnerId, environment, idempotencyKey),
+      partnerId,
+      environment,
+      idempotencyKey,
+    );
+    return Promise.resolve(n < 0 ? undefined : this.#event(n));
   }
 
   list(afterId = 0, limit = 1000): Promise<StoredEvent[]> {
-    // ids are 1-based positions in #events
-    return Promise.resolve(
-      this.#events.slice(Math.max(0, afterId), Math.max(0, afterId) + limit).map(withData),
-    );
+    // ids are event numbers plus one
+    const from = Math.max(0, afterId);
+    const to = Math.min(this.#strings.count, from + Math.max(0, limit));
+    const events: StoredEvent[] = [];
+    for (let n = from; n < to; n++) events.push(this.#event(n));
+    return Promise.resolve(events);
   }
 
   close(): Promise<void> {
     return Promise.resolve();
   }
-}
 
-/**
- * The event as appended. When `data` was not held it is parsed again from the raw body the first
- * time it is read (an enumerable getter): a duplicate's answer, which the core reads only the id
- * of, parses nothing.
- */
-function withData(held: HeldEvent): StoredEvent {
-  if (held.data !== undefined) return held as StoredEvent;
-  let data: StoredEvent["data"] | undefined;
-  return Object.defineProperty({ ...held, dataFromRawBody: true }, "data", {
-    enumerable: true,
-    get: () => {
-      data ??= (JSON.parse(held.rawBody) as { data: StoredEvent["data"] }).data;
-      return data;
-    },
-  }) as StoredEvent;
+  /** HalfSipHash of the scope's code units, partner, environment and key, each ended by a 0. */
+  #hash(partnerId: string, environment: string, idempotencyKey: string): number {
+    const bytes = 2 * (partnerId.length + environment.length + idempotencyKey.length + 3);
+    if (bytes > this.#scratch.length) this.#scratch = new Uint8Array(2 * bytes);
+    const scratch = this.#scratch;
+    let at = putUnits(scratch, 0, partnerId);
+    at = putUnits(scratch, at, environment);
+    putUnits(scratch, at, idempotencyKey);
+    return halfSipHash24(this.#hashKey[0], this.#hashKey[1], scratch, bytes);
+  }
+
+  /** The event number holding this scope, or -1. */
+  #find(hash: number, partnerId: string, environment: string, idempotencyKey: string): number {
+    const slots = this.#slots;
+    const mask = slots.length - 1;
+    const strings = this.#strings;
+    for (let i = hash & mask; ; i = (i + 1) & mask) {
+      const slot = slots[i]!;
+      if (slot === 0) return -1;
+      const n = slot - 1;
+      if (
+        this.#hashOf[n] === hash &&
+        strings.equals(n, KEY, idempotencyKey) &&
+        strings.equals(n, PARTNER, partnerId) &&
+        strings.equals(n, ENVIRONMENT, environment)
+      ) {
+        return n;
+      }
+    }
+  }
+
+  #place(slots: Int32Array, hash: number, n: number): void {
+    const mask = slots.length - 1;
+    let i = hash & mask;
+    while (slots[i] !== 0) i = (i + 1) & mask;
+    slots[i] = n + 1;
+  }
+
+  #rehashed(capacity: number): Int32Array {
+    const slots = new Int32Array(capacity);
+    const count = this.#strings.count;
+    for (let n = 0; n < count; n++) this.#place(slots, this.#hashOf[n]!, n);
+    return slots;
+  }
+
+  /**
+   * Event number `n` as appended. When its `data` was not held, it is parsed from the raw body the
+   * first time it is read (an enumerable getter): a duplicate's answer, which the core reads only
+   * the id of, parses nothing.
+   */
+  #event(n: number): StoredEvent {
+    const strings = this.#strings;
+    const fields = {
+      partnerId: strings.field(n, PARTNER),
+      environment: strings.field(n, ENVIRONMENT) as Environment,
+      idempotencyKey: strings.field(n, KEY),
+      fingerprint: strings.field(n, FINGERPRINT),
+      eventType: strings.field(n, EVENT_TYPE),
+      occurredAt: strings.field(n, OCCURRED_AT),
+    };
+    const rawBody = strings.field(n, RAW_BODY);
+    const receivedAt = this.#receivedAt[n]!;
+    const held = this.#data.get(n);
+    if (held !== undefined || this.#data.has(n)) {
+      return { ...fields, data: held as StoredEvent["data"], rawBody, receivedAt, id: n + 1 };
+    }
+    let data: StoredEvent["data"] | undefined;
+    return Object.defineProperty(
+      { ...fields, data: undefined, rawBody, receivedAt, dataFromRawBody: true, id: n + 1 },
+      "data",
+      {
+        enumerable: true,
+        get: () => {
+          data ??= (JSON.parse(rawBody) as { data: StoredEvent["data"] }).data;
+          return data;
+        },
+      },
+    ) as unknown as StoredEvent;
+  }
 }
 
 function positive(name: string, value: number): number {
@@ -256,7 +362,18 @@ function positive(name: string, value: number): number {
   return value;
 }
 
-function scopeKey(partnerId: string, environment: Environment, idempotencyKey: string): string {
-  // NUL cannot occur in any of the three (keys are visible ASCII), so the join is unambiguous.
-  return `${partnerId}\u0000${environment}\u0000${idempotencyKey}`;
+/** Writes `text`'s code units at `at`, two bytes each, then a 0 unit; returns where it ended. */
+function putUnits(scratch: Uint8Array, at: number, text: string): number {
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    scratch[at++] = unit & 0xff;
+    scratch[at++] = unit >>> 8;
+  }
+  scratch[at++] = 0;
+  scratch[at++] = 0;
+  return at;
+}
+
+function littleEndian32(bytes: Uint8Array, at: number): number {
+  return (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24)) >>> 0;
 }
