@@ -27,22 +27,25 @@ const events = new core.MemoryEventStore({
   maxEvents: spec.prefill + 1_000_000,
   maxEventBytes: Number.MAX_SAFE_INTEGER,
 });
-const body = JSON.stringify({
-  event_type: "partner.user.created",
-  occurred_at: "2026-11-20T10:15:00Z",
-  data: {},
-});
+// As the API appends them: each its own raw body, its strings parsed from it, `data` too.
 for (let i = 0; i < spec.prefill; i++) {
+  const rawBody = `{"event_type":"partner.user.created","occurred_at":"2026-11-20T10:15:00Z","data":{"user_id":"u_${i}"}}`;
+  const parsed = JSON.parse(rawBody) as {
+    event_type: string;
+    occurred_at: string;
+    data: Record<string, unknown>;
+  };
   await events.append({
     partnerId: i % 2 === 0 ? "northwind" : "contoso",
     environment: "sandbox",
     idempotencyKey: `prefill-${i}`,
     fingerprint: i.toString(16).padStart(64, "0"),
-    eventType: "partner.user.created",
-    occurredAt: "2026-11-20T10:15:00Z",
-    data: {},
-    rawBody: body,
+    eventType: parsed.event_type,
+    occurredAt: parsed.occurred_at,
+    data: parsed.data,
+    rawBody,
     receivedAt: Date.now(),
+    dataFromRawBody: true,
   });
 }
 const server = await adapter.startServer({
