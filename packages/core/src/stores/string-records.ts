@@ -20,6 +20,8 @@ const FIRST_CHUNK_BYTES = 64 * 1024;
 const MAX_CHUNK_BYTES = 8 * 1024 * 1024;
 const UTF16 = 0x8000_0000;
 const LENGTH = 0x7fff_ffff;
+/** Strings up to this many code units are written by a loop: cheaper than a native call. */
+const SHORT = 96;
 /** Code units turned into a string per `String.fromCharCode` call (its argument count). */
 const DECODE_BATCH = 8192;
 
@@ -138,9 +140,10 @@ function writeRecord(chunk: Uint8Array, start: number, fields: readonly string[]
     const text = fields[i]!;
     let header: number;
     if (text.length > chunk.length - at) return -1;
-    const { read, written } = encoder.encodeInto(text, chunk.subarray(at));
-    if (read === text.length && written === text.length) {
-      header = written; // every code unit was ASCII: one byte each
+    if (text.length <= SHORT && writeShortAscii(chunk, at, text)) {
+      header = text.length;
+    } else if (isAscii(encoder.encodeInto(text, chunk.subarray(at)), text.length)) {
+      header = text.length; // every code unit was ASCII: one byte each
     } else {
       if (2 * text.length > chunk.length - at) return -1;
       for (let u = 0; u < text.length; u++) {
@@ -154,6 +157,21 @@ function writeRecord(chunk: Uint8Array, start: number, fields: readonly string[]
     at += header & LENGTH;
   }
   return at;
+}
+
+/** Writes `text` a byte a code unit if every unit is ASCII; false (bytes half written) if not. */
+function writeShortAscii(chunk: Uint8Array, at: number, text: string): boolean {
+  for (let u = 0; u < text.length; u++) {
+    const unit = text.charCodeAt(u);
+    if (unit >= 0x80) return false;
+    chunk[at + u] = unit;
+  }
+  return true;
+}
+
+/** Whether `encodeInto` wrote the whole text a byte a code unit (so every unit was ASCII). */
+function isAscii(result: { readonly read: number; readonly written: number }, units: number): boolean {
+  return result.read === units && result.written === units;
 }
 
 function fromUtf16(chunk: Uint8Array, at: number, bytes: number): string {
