@@ -8,47 +8,48 @@
  * @module
  */
 
+/** The four state words, v0–v3, shared by every call (JS runs one call at a time). */
+const v = new Int32Array(4);
+
 /**
  * The hash of `data[0..length)` under the key `k0`, `k1` (the key's bytes 0–3 and 4–7, little
  * endian), as an unsigned 32-bit integer (the reference's 4 output bytes, little endian).
  */
 export function halfSipHash24(k0: number, k1: number, data: Uint8Array, length: number): number {
-  let v0 = k0 | 0;
-  let v1 = k1 | 0;
-  let v2 = 0x6c796765 ^ k0;
-  let v3 = 0x74656462 ^ k1;
+  v[0] = k0;
+  v[1] = k1;
+  v[2] = 0x6c796765 ^ k0;
+  v[3] = 0x74656462 ^ k1;
   const end = length - (length & 3);
   let i = 0;
   for (; i < end; i += 4) {
-    const m = data[i]! | (data[i + 1]! << 8) | (data[i + 2]! << 16) | (data[i + 3]! << 24);
-    v3 ^= m;
-    for (let r = 0; r < 2; r++) {
-      v0 = (v0 + v1) | 0;
-      v1 = (v1 << 5) | (v1 >>> 27);
-      v1 ^= v0;
-      v0 = (v0 << 16) | (v0 >>> 16);
-      v2 = (v2 + v3) | 0;
-      v3 = (v3 << 8) | (v3 >>> 24);
-      v3 ^= v2;
-      v0 = (v0 + v3) | 0;
-      v3 = (v3 << 7) | (v3 >>> 25);
-      v3 ^= v0;
-      v2 = (v2 + v1) | 0;
-      v1 = (v1 << 13) | (v1 >>> 19);
-      v1 ^= v2;
-      v2 = (v2 << 16) | (v2 >>> 16);
-    }
-    v0 ^= m;
+    compress(data[i]! | (data[i + 1]! << 8) | (data[i + 2]! << 16) | (data[i + 3]! << 24));
   }
   let b = length << 24;
   const left = length & 3;
   if (left === 3) b |= data[i + 2]! << 16;
   if (left >= 2) b |= data[i + 1]! << 8;
   if (left >= 1) b |= data[i]!;
-  v3 ^= b;
-  for (let r = 0; r < 6; r++) {
-    // 2 compression rounds for the last word, then (after v2 ^= 0xff) 4 finalization rounds.
-    if (r === 2) v2 ^= 0xff;
+  compress(b);
+  v[2] = v[2]! ^ 0xff;
+  rounds(4);
+  return (v[1]! ^ v[3]!) >>> 0;
+}
+
+/** One message word: 2 rounds between `v3 ^= m` and `v0 ^= m`. */
+function compress(m: number): void {
+  v[3] = v[3]! ^ m;
+  rounds(2);
+  v[0] = v[0]! ^ m;
+}
+
+/** SipRound on 32-bit words, `n` times. */
+function rounds(n: number): void {
+  let v0 = v[0]!;
+  let v1 = v[1]!;
+  let v2 = v[2]!;
+  let v3 = v[3]!;
+  for (let r = 0; r < n; r++) {
     v0 = (v0 + v1) | 0;
     v1 = (v1 << 5) | (v1 >>> 27);
     v1 ^= v0;
@@ -63,7 +64,9 @@ export function halfSipHash24(k0: number, k1: number, data: Uint8Array, length: 
     v1 = (v1 << 13) | (v1 >>> 19);
     v1 ^= v2;
     v2 = (v2 << 16) | (v2 >>> 16);
-    if (r === 1) v0 ^= b;
   }
-  return (v1 ^ v3) >>> 0;
+  v[0] = v0;
+  v[1] = v1;
+  v[2] = v2;
+  v[3] = v3;
 }

@@ -5,8 +5,8 @@
  * hundred chunks, not millions of strings and objects: each full collection of a large store would
  * otherwise trace them all (docs/performance.md, "Events held off the traced heap").
  *
- * Each string is stored exactly. An ASCII string takes one byte a code unit (written by
- * `TextEncoder.encodeInto`, read by `TextDecoder`). Any other string takes its UTF-16 code units,
+ * Each string is stored exactly. An ASCII string takes one byte a code unit (written by a loop
+ * when short and by `TextEncoder.encodeInto` otherwise, read by `TextDecoder`). Any other string takes its UTF-16 code units,
  * two bytes each, so a lone surrogate survives as well. A string never takes more than two bytes a
  * code unit, which is what the event store's bound charges for it (`eventMemoryBytes`).
  *
