@@ -16,6 +16,7 @@ import { type PerformanceEntry, PerformanceObserver } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
 import type * as Core from "../packages/core/src/index.js";
 import { intFlagOf, parseFlags } from "./cli-flags.js";
+import { apiEvent } from "./http/servers/api-event.js";
 
 const SCRIPT = "bench:event-store-gc";
 const HELP = `${SCRIPT} [flags]
@@ -49,24 +50,7 @@ let serial = 0;
 
 function event(padding: number): Core.NewEvent {
   const i = serial++;
-  const rawBody = `{"event_type":"partner.user.created","occurred_at":"2026-11-20T10:15:00Z","data":{"user_id":"u_${i}","pad":"${"x".repeat(padding)}"}}`;
-  const parsed = JSON.parse(rawBody) as {
-    event_type: string;
-    occurred_at: string;
-    data: Record<string, unknown>;
-  };
-  return {
-    partnerId: i % 2 === 0 ? "northwind" : "contoso",
-    environment: "sandbox",
-    idempotencyKey: `evt-${i}-${(i * 2_654_435_761).toString(36)}`,
-    fingerprint: (i * 7919).toString(16).padStart(64, "0"),
-    eventType: parsed.event_type,
-    occurredAt: parsed.occurred_at,
-    data: parsed.data,
-    rawBody,
-    receivedAt: Date.now(),
-    dataFromRawBody: true,
-  };
+  return apiEvent(i, `evt-${i}-${(i * 2_654_435_761).toString(36)}`, padding);
 }
 
 let garbage = 0;

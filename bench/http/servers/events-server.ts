@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type * as Core from "../../../packages/core/src/index.js";
 import type * as Adapter from "../../../packages/node-adapter/src/index.js";
+import { apiEvent } from "./api-event.js";
 
 interface EventsSpec {
   readonly port: number;
@@ -28,26 +29,7 @@ const events = new core.MemoryEventStore({
   maxEventBytes: Number.MAX_SAFE_INTEGER,
 });
 // As the API appends them: each its own raw body, its strings parsed from it, `data` too.
-for (let i = 0; i < spec.prefill; i++) {
-  const rawBody = `{"event_type":"partner.user.created","occurred_at":"2026-11-20T10:15:00Z","data":{"user_id":"u_${i}"}}`;
-  const parsed = JSON.parse(rawBody) as {
-    event_type: string;
-    occurred_at: string;
-    data: Record<string, unknown>;
-  };
-  await events.append({
-    partnerId: i % 2 === 0 ? "northwind" : "contoso",
-    environment: "sandbox",
-    idempotencyKey: `prefill-${i}`,
-    fingerprint: i.toString(16).padStart(64, "0"),
-    eventType: parsed.event_type,
-    occurredAt: parsed.occurred_at,
-    data: parsed.data,
-    rawBody,
-    receivedAt: Date.now(),
-    dataFromRawBody: true,
-  });
-}
+for (let i = 0; i < spec.prefill; i++) await events.append(apiEvent(i, `prefill-${i}`));
 const server = await adapter.startServer({
   port: spec.port,
   events,
