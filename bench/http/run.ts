@@ -60,6 +60,9 @@ const HELP = `pnpm bench:http [flags]
   --baseline dir      also run the server of another checkout (built), e.g. the code before a change,
                       as "partner-yield (baseline)" in the same alternating rounds (for post-pg, on
                       the same database)
+  --calibrate a,b     also run the bare server with a µs of busy work before each answer (then b,
+                      …), one row each, in the same rounds: what that much handler CPU costs in
+                      req/s and p99 on this machine, a yardstick for our rows (e.g. 2,5,10)
   --port-base n       first port to use (default 21100)
 `;
 
@@ -78,6 +81,7 @@ const flags = parseFlags("bench:http", HELP, {
   scaling: { type: "string" },
   sizes: { type: "string" },
   "rss-seconds": { type: "string" },
+  calibrate: { type: "string" },
 });
 const positive = intFlagOf("bench:http");
 /** A positive integer flag (at most 10 million). */
@@ -94,6 +98,8 @@ const settings = {
   pipelining: intFlag(flags.pipelining, 1, "pipelining"),
 };
 let nextPort = intFlag(flags["port-base"], 21100, "port-base");
+/** Microseconds of busy work of the `--calibrate` rows (bare server + work). */
+const calibration = (flags.calibrate?.split(",") ?? []).map((us) => positive("calibrate", us, 1, 1, 100_000));
 
 // ---- requests ------------------------------------------------------------------------------
 
@@ -173,6 +179,9 @@ for (const name of SCENARIOS) {
 }
 if (flags.scaling !== undefined && flags.scaling !== "products" && flags.scaling !== "events") {
   usageError("bench:http", `--scaling must be products or events (got ${JSON.stringify(flags.scaling)})`);
+}
+if (calibration.length > 0 && (flags.scaling !== undefined || flags.rss === true)) {
+  usageError("bench:http", "--calibrate adds rows to the table: it does not go with --rss or --scaling");
 }
 
 // ---- servers -------------------------------------------------------------------------------
@@ -478,6 +487,13 @@ async function startGroup(
     { label: "bare node:http", scenario: names.join(", "), server: startComparison("bare", "bare.ts", spec) },
     ...ours,
   ];
+  for (const us of calibration) {
+    contenders.push({
+      label: `bare node:http + ${us} µs work`,
+      scenario: names[0]!,
+      server: startComparison(`bare-work-${us}`, "bare.ts", { ...spec, workMicros: us }),
+    });
+  }
   if (request === "product" && !nolog) {
     contenders.push({
       label: "fastify",

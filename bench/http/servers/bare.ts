@@ -4,6 +4,8 @@
  * shape and the `ratelimit` count going down, node's own Date/Connection/Keep-Alive, and the same
  * keep-alive timeout. For the POST scenario it reads the body and runs `JSON.parse` on it. No
  * authentication, no limiter, no log: the floor a node:http server can reach on this machine.
+ * With `workMicros` (the runner's `--calibrate`), it also spins that long on the clock before each
+ * answer: what a given amount of handler CPU costs in req/s on this machine.
  * @module
  */
 import { createServer } from "node:http";
@@ -15,8 +17,18 @@ const { "x-request-id": _id, ratelimit, ...fixed } = spec.response.headers;
 const nextId = requestIds();
 const nextRateLimit = rateLimitHeader(ratelimit);
 const length = Buffer.byteLength(body);
+const workMs = (spec.workMicros ?? 0) / 1000;
+
+/** Busy work of `workMs` milliseconds: the clock is read in a loop, nothing is allocated. */
+function work(): void {
+  const until = performance.now() + workMs;
+  while (performance.now() < until) {
+    // spin
+  }
+}
 
 function answer(res: import("node:http").ServerResponse): void {
+  if (workMs > 0) work();
   const headers: Record<string, string | number> = { ...fixed, "x-request-id": nextId() };
   if (nextRateLimit !== undefined) headers["ratelimit"] = nextRateLimit();
   headers["content-length"] = length;

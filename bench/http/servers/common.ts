@@ -20,6 +20,11 @@ export interface ServerSpec {
   readonly readsBody: boolean;
   /** The API key the comparison frameworks accept (their key check hashes it, as ours does). */
   readonly apiKey: string;
+  /**
+   * The bare server only: microseconds of busy work (a loop on the clock, no allocation) before
+   * each answer, for the runner's `--calibrate` rows. Absent or 0: none.
+   */
+  readonly workMicros?: number;
 }
 
 export function readSpec(): ServerSpec {

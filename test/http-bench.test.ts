@@ -1,0 +1,81 @@
+/**
+ * `pnpm bench:http` runs (one short round) and prints its table, with the `--calibrate` rows: the
+ * bare server with busy work before each answer. Its figures are measurements, not checked here:
+ * only that every server answered every request and each row is printed. The full runs:
+ * docs/performance.md.
+ */
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { describe, test } from "node:test";
+import { ROOT } from "./support/processes.js";
+
+function runBench(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ["--conditions=@partner-yield/source", "--import", "tsx", "bench/http/run.ts", ...args],
+      { cwd: ROOT, timeout: 120_000, maxBuffer: 4 * 1024 * 1024, env: { ...process.env, NODE_OPTIONS: "" } },
+      (error, stdout, stderr) =>
+        resolve({ code: error === null ? 0 : (error.code as number | null), stdout, stderr }),
+    );
+  });
+}
+
+/** The table's row of `server` for `scenario`, as its cells. */
+function row(stdout: string, scenario: string, server: string): string[] | undefined {
+  return stdout
+    .split("\n")
+    .map((line) => line.split("|").map((cell) => cell.trim()))
+    .find((cells) => cells[1] === scenario && cells[2] === server);
+}
+
+describe("bench:http", () => {
+  test("--help lists --calibrate; a bad value or a run it does not go with is a usage error", async () => {
+    const help = await runBench(["--help"]);
+    assert.equal(help.code, 0);
+    assert.match(help.stdout, /--calibrate a,b/);
+    const zero = await runBench(["--calibrate", "0"]);
+    assert.equal(zero.code, 2);
+    assert.equal(
+      zero.stderr,
+      'bench:http: --calibrate must be an integer from 1 to 100000 (got "0"); see --help\n',
+    );
+    const withRss = await runBench(["--calibrate", "5", "--rss"]);
+    assert.equal(withRss.code, 2);
+    assert.equal(
+      withRss.stderr,
+      "bench:http: --calibrate adds rows to the table: it does not go with --rss or --scaling; see --help\n",
+    );
+  });
+
+  test("one short round of /healthz with two calibration rows: every server answers, every row printed", async () => {
+    const run = await runBench([
+      "--scenarios",
+      "healthz",
+      "--rounds",
+      "1",
+      "--duration",
+      "1",
+      "--warmup",
+      "1",
+      "--connections",
+      "4",
+      "--calibrate",
+      "5,50",
+      "--port-base",
+      "23400",
+    ]);
+    assert.equal(run.code, 0, run.stderr);
+    for (const server of [
+      "bare node:http",
+      "partner-yield",
+      "bare node:http + 5 µs work",
+      "bare node:http + 50 µs work",
+    ]) {
+      const cells = row(run.stdout, "healthz", server);
+      assert.ok(cells !== undefined, `a row for ${server}:\n${run.stdout}`);
+      assert.ok(Number(cells[3]) > 0, `${server} answered requests: ${cells.join(" | ")}`);
+      assert.equal(cells.at(-2), "0", `${server}: no non-2xx answer or error`);
+    }
+  });
+});
