@@ -4,24 +4,8 @@
  * unexpected answer, and each report line is printed. The full runs: docs/performance.md.
  */
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
 import { describe, test } from "node:test";
-import { ROOT } from "./support/processes.js";
-
-function runBench(
-  script: string,
-  args: string[],
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ["--conditions=@partner-yield/source", "--import", "tsx", script, ...args],
-      { cwd: ROOT, timeout: 90_000, maxBuffer: 4 * 1024 * 1024, env: { ...process.env, NODE_OPTIONS: "" } },
-      (error, stdout, stderr) =>
-        resolve({ code: error === null ? 0 : (error.code as number | null), stdout, stderr }),
-    );
-  });
-}
+import { runBench } from "./support/processes.js";
 
 describe("abuse benchmarks", () => {
   test("flood --help, then a short flood: the server is protected and the legitimate client served", async () => {

@@ -5,20 +5,12 @@
  * docs/performance.md.
  */
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
 import { describe, test } from "node:test";
-import { ROOT } from "./support/processes.js";
+import { runBench } from "./support/processes.js";
 
-function runBench(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ["--conditions=@partner-yield/source", "--import", "tsx", "bench/http/run.ts", ...args],
-      { cwd: ROOT, timeout: 120_000, maxBuffer: 4 * 1024 * 1024, env: { ...process.env, NODE_OPTIONS: "" } },
-      (error, stdout, stderr) =>
-        resolve({ code: error === null ? 0 : (error.code as number | null), stdout, stderr }),
-    );
-  });
+/** Runs `bench/http/run.ts` with `args` (it builds the server first: up to 2 minutes). */
+function runHttpBench(args: string[]) {
+  return runBench("bench/http/run.ts", args, 120_000);
 }
 
 /** The table's row of `server` for `scenario`, as its cells. */
@@ -31,16 +23,16 @@ function row(stdout: string, scenario: string, server: string): string[] | undef
 
 describe("bench:http", () => {
   test("--help lists --calibrate; a bad value or a run it does not go with is a usage error", async () => {
-    const help = await runBench(["--help"]);
+    const help = await runHttpBench(["--help"]);
     assert.equal(help.code, 0);
     assert.match(help.stdout, /--calibrate a,b/);
-    const zero = await runBench(["--calibrate", "0"]);
+    const zero = await runHttpBench(["--calibrate", "0"]);
     assert.equal(zero.code, 2);
     assert.equal(
       zero.stderr,
       'bench:http: --calibrate must be an integer from 1 to 100000 (got "0"); see --help\n',
     );
-    const withRss = await runBench(["--calibrate", "5", "--rss"]);
+    const withRss = await runHttpBench(["--calibrate", "5", "--rss"]);
     assert.equal(withRss.code, 2);
     assert.equal(
       withRss.stderr,
@@ -49,7 +41,7 @@ describe("bench:http", () => {
   });
 
   test("one short round of /healthz with two calibration rows: every server answers, every row printed", async () => {
-    const run = await runBench([
+    const run = await runHttpBench([
       "--scenarios",
       "healthz",
       "--rounds",

@@ -1,5 +1,5 @@
 /** Test support for the repository-level tests: the workspace root, pnpm, and child processes. */
-import { type ChildProcess, execFileSync } from "node:child_process";
+import { type ChildProcess, execFile, execFileSync } from "node:child_process";
 import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
@@ -54,4 +54,29 @@ export function exited(child: ChildProcess): Promise<{ code: number | null; sign
   if (child.exitCode !== null || child.signalCode !== null)
     return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
   return new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+}
+
+/**
+ * Runs a bench script of the repository from source (tsx) with `args`, at most `timeoutMs`;
+ * resolves with its exit code and output.
+ */
+export function runBench(
+  script: string,
+  args: string[],
+  timeoutMs = 90_000,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ["--conditions=@partner-yield/source", "--import", "tsx", script, ...args],
+      {
+        cwd: ROOT,
+        timeout: timeoutMs,
+        maxBuffer: 4 * 1024 * 1024,
+        env: { ...process.env, NODE_OPTIONS: "" },
+      },
+      (error, stdout, stderr) =>
+        resolve({ code: error === null ? 0 : (error.code as number | null), stdout, stderr }),
+    );
+  });
 }
