@@ -42,7 +42,11 @@ export function toChecksumAddress(hex40OrAddress: string): string {
   if (hex.length !== HEX_DIGITS || firstNonHex(hex) !== -1) {
     throw new RangeError("an address is 40 hexadecimal digits, optionally after 0x");
   }
-  const lower = hex.toLowerCase();
+  return checksumOfLower(hex.toLowerCase());
+}
+
+/** The EIP-55 form of 40 lowercase hex digits (remembered, see `checksums`). */
+function checksumOfLower(lower: string): string {
   const known = checksums.get(lower);
   if (known !== undefined) return known;
   const hash = keccak_256(encoder.encode(lower));
@@ -90,16 +94,22 @@ export function parseAddress(input: string): Result<string, AddressRefusal> {
       `address must be 0x followed by 40 hexadecimal digits (got ${hex.length} characters after 0x)`,
     );
   }
-  const bad = firstNonHex(hex);
-  if (bad !== -1) {
-    return refuse(
-      "not_hex",
-      `address must be 0x followed by 40 hexadecimal digits (character ${bad + 3} is not hexadecimal)`,
-    );
+  // One pass: the first character that is not hex, and which letter cases occur.
+  let lowerLetters = false;
+  let upperLetters = false;
+  for (let i = 0; i < HEX_DIGITS; i++) {
+    const code = hex.charCodeAt(i);
+    if (code >= 97 && code <= 102) lowerLetters = true;
+    else if (code >= 65 && code <= 70) upperLetters = true;
+    else if (code < 48 || code > 57) {
+      return refuse(
+        "not_hex",
+        `address must be 0x followed by 40 hexadecimal digits (character ${i + 3} is not hexadecimal)`,
+      );
+    }
   }
-  const checksummed = toChecksumAddress(hex);
-  const uniformCase = hex === hex.toLowerCase() || hex === hex.toUpperCase();
-  if (!uniformCase && checksummed !== input) {
+  const checksummed = checksumOfLower(upperLetters ? hex.toLowerCase() : hex);
+  if (lowerLetters && upperLetters && checksummed !== input) {
     return refuse("bad_checksum", "mixed-case address fails its EIP-55 checksum");
   }
   return accept(checksummed);

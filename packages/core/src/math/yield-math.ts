@@ -29,12 +29,22 @@ const S12_OVER_WAD = ROOT_SCALE ** 12n / WAD;
 
 const BPS_DENOMINATOR = 10_000;
 
+/** 10^0 … 10^255: every exponent a decimals count (a uint8) or a decimals offset can take. */
+const POWERS_OF_TEN: readonly bigint[] = Array.from({ length: 256 }, (_, k) => 10n ** BigInt(k));
+
+function powerOfTen(k: number): bigint {
+  return POWERS_OF_TEN[k] ?? 10n ** BigInt(k);
+}
+
 /**
  * Division rounded toward −∞ (BigInt `/` truncates toward zero, which rounds losses up).
  * @throws RangeError on division by zero.
  * @example floorDiv(-7n, 2n); // -4n (while -7n / 2n is -3n)
  */
 export function floorDiv(a: bigint, b: bigint): bigint {
+  // Both signs known non-negative (every quote and value of a holding): truncation is the floor,
+  // and one division is enough.
+  if (b > 0n && a >= 0n) return a / b;
   if (b === 0n) throw new RangeError("division by zero");
   const q = a / b;
   return a % b !== 0n && a < 0n !== b < 0n ? q - 1n : q;
@@ -128,7 +138,7 @@ export function convertToAssets(
   assertNonNegative("shares", shares);
   assertNonNegative("total_assets", totalAssets);
   assertNonNegative("total_supply", totalSupply);
-  return (shares * (totalAssets + 1n)) / (totalSupply + 10n ** BigInt(decimalsOffset));
+  return (shares * (totalAssets + 1n)) / (totalSupply + powerOfTen(decimalsOffset));
 }
 
 /**
@@ -140,7 +150,7 @@ export function usdValueCents(assetsUnits: bigint, assetDecimals: number, priceU
   if (!Number.isInteger(assetDecimals) || assetDecimals < 0) {
     throw new RangeError(`asset decimals must be a non-negative integer, got ${String(assetDecimals)}`);
   }
-  return floorDiv(assetsUnits * priceUsdWad * 100n, 10n ** BigInt(assetDecimals) * WAD);
+  return floorDiv(assetsUnits * priceUsdWad * 100n, powerOfTen(assetDecimals) * WAD);
 }
 
 /**

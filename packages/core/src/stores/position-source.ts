@@ -34,15 +34,24 @@ export interface VaultState {
 /** Positions from vault states, with ERC-4626 `convertToAssets` and virtual shares (CONTRACT §2). */
 export class MemoryPositionSource implements PositionSource {
   readonly #vaults = new Map<string, VaultState>();
+  /**
+   * Each product record's vault (or none), found once per record: a record is immutable (its
+   * fields are readonly), and the key of its wrapper costs a string and a lowercase each time.
+   */
+  readonly #vaultOf = new WeakMap<ProductRecord, VaultState | null>();
 
   constructor(vaults: Iterable<VaultState> = []) {
     for (const vault of vaults) this.#vaults.set(chainAddressKey(vault.chainId, vault.wrapperAddress), vault);
   }
 
   getHolding(product: ProductRecord, wallet: string): Promise<Holding> {
-    const vault = this.#vaults.get(chainAddressKey(product.chainId, product.wrapperAddress));
+    let vault = this.#vaultOf.get(product);
+    if (vault === undefined) {
+      vault = this.#vaults.get(chainAddressKey(product.chainId, product.wrapperAddress)) ?? null;
+      this.#vaultOf.set(product, vault);
+    }
     const shares = vault?.holdings.get(wallet.toLowerCase()) ?? 0n;
-    if (vault === undefined || shares === 0n) return Promise.resolve({ shares: 0n, assets: 0n });
+    if (vault === null || shares === 0n) return Promise.resolve({ shares: 0n, assets: 0n });
     const assets = convertToAssets(shares, vault.totalAssets, vault.totalSupply, product.decimalsOffset);
     return Promise.resolve({ shares, assets });
   }

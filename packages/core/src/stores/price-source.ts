@@ -20,6 +20,8 @@ export interface AssetPrice {
 
 export class MemoryPriceSource implements PriceSource {
   readonly #prices = new Map<string, bigint>();
+  /** Each product record's price (or none), found once per record (records are immutable). */
+  readonly #priceOf = new WeakMap<ProductRecord, bigint | null>();
 
   constructor(prices: Iterable<AssetPrice> = []) {
     for (const price of prices)
@@ -27,6 +29,11 @@ export class MemoryPriceSource implements PriceSource {
   }
 
   getUsdPriceWad(product: ProductRecord): Promise<bigint | undefined> {
-    return Promise.resolve(this.#prices.get(chainAddressKey(product.chainId, product.assetAddress)));
+    let price = this.#priceOf.get(product);
+    if (price === undefined) {
+      price = this.#prices.get(chainAddressKey(product.chainId, product.assetAddress)) ?? null;
+      this.#priceOf.set(product, price);
+    }
+    return Promise.resolve(price ?? undefined);
   }
 }

@@ -4,7 +4,7 @@
  * (docs/contract.md): a bad amount on a paused product is 400, not 409.
  */
 import { parseAmount } from "../../math/decimal.js";
-import { quoteYield } from "../../math/yield-math.js";
+import { quoteYield, type YieldQuote } from "../../math/yield-math.js";
 import { ApiError } from "../errors.js";
 import { findProduct, findProductNow, productOrNotFound } from "../find-product.js";
 import type { PartnerHandler } from "../handler.js";
@@ -35,5 +35,16 @@ export const calculateYield: PartnerHandler = async ({ request, partner, params 
     serviceFeeBps: product.serviceFeeBps,
     partnerFeeBps: product.partnerFeeBps,
   });
-  return okReply(JSON.stringify({ success: true, data }));
+  return okReply(quoteBody(data));
 };
+
+/**
+ * The answer's body exactly as `JSON.stringify({ success: true, data })` writes it (same keys,
+ * same order), without walking the object: every field of a quote is a canonical decimal (digits,
+ * `.`, `-`), which JSON writes as it is between quotes. It cost 470 ns a quote in `JSON.stringify`,
+ * a seventh of the whole request in process (test: the same text for any quote).
+ * @example quoteBody({ principal: "1000", annual_yield: "45", monthly_yield: "3.674809", net_apy_for_user: "0.045" }); // '{"success":true,"data":{"principal":"1000",…,"net_apy_for_user":"0.045"}}'
+ */
+export function quoteBody(data: YieldQuote): string {
+  return `{"success":true,"data":{"principal":"${data.principal}","annual_yield":"${data.annual_yield}","monthly_yield":"${data.monthly_yield}","net_apy_for_user":"${data.net_apy_for_user}"}}`;
+}

@@ -37,12 +37,33 @@ export const getPosition: PartnerHandler = async ({ request, partner, params }, 
     }
     usdCents = usdValueCents(holding.assets, product.assetDecimals, price);
   }
-  const data = {
-    wallet_address: address.value,
-    product_slug: product.slug,
-    shares: formatUnits(holding.shares, product.assetDecimals + product.decimalsOffset),
-    assets: formatUnits(holding.assets, product.assetDecimals),
-    usd_value: formatUnits(usdCents, 2),
-  };
-  return okReply(JSON.stringify({ success: true, data }));
+  return okReply(
+    positionBody({
+      wallet_address: address.value,
+      product_slug: product.slug,
+      shares: formatUnits(holding.shares, product.assetDecimals + product.decimalsOffset),
+      assets: formatUnits(holding.assets, product.assetDecimals),
+      usd_value: formatUnits(usdCents, 2),
+    }),
+  );
 };
+
+/** The position answer's fields (CONTRACT §2): an EIP-55 address, the slug, three canonical decimals. */
+export interface PositionData {
+  readonly wallet_address: string;
+  readonly product_slug: string;
+  readonly shares: string;
+  readonly assets: string;
+  readonly usd_value: string;
+}
+
+/**
+ * The answer's body exactly as `JSON.stringify({ success: true, data })` writes it (same keys,
+ * same order), without walking the object: the address (`0x` and hex digits) and the three
+ * canonical decimals are written as they are between quotes; the slug, which comes from the
+ * product data, goes through `JSON.stringify` (test: the same text for any position and slug).
+ * @example positionBody({ wallet_address: "0x5aAe…BeAed", product_slug: "usdc-base-prime", shares: "1", assets: "1", usd_value: "1" }); // '{"success":true,"data":{"wallet_address":"0x5aAe…BeAed",…,"usd_value":"1"}}'
+ */
+export function positionBody(data: PositionData): string {
+  return `{"success":true,"data":{"wallet_address":"${data.wallet_address}","product_slug":${JSON.stringify(data.product_slug)},"shares":"${data.shares}","assets":"${data.assets}","usd_value":"${data.usd_value}"}}`;
+}
