@@ -1,6 +1,6 @@
 /**
- * `pnpm bench:http` runs (one short round) and prints its table, with the `--calibrate` rows: the
- * bare server with busy work before each answer. Its figures are measurements, not checked here:
+ * `pnpm bench:http` runs (one short round) and prints its table, with the `--calibrate` rows (the
+ * bare server with busy work before each answer) and the `--batched-bare` row. Its figures are measurements, not checked here:
  * only that every server answered every request and each row is printed. The full runs:
  * docs/performance.md.
  */
@@ -22,7 +22,7 @@ function row(stdout: string, scenario: string, server: string): string[] | undef
 }
 
 describe("bench:http", () => {
-  test("--help lists --calibrate; a bad value or a run it does not go with is a usage error", async () => {
+  test("--help lists --calibrate and --batched-bare; a bad value or a run it does not go with is a usage error", async () => {
     const help = await runHttpBench(["--help"]);
     assert.equal(help.code, 0);
     assert.match(help.stdout, /--calibrate a,b/);
@@ -38,9 +38,16 @@ describe("bench:http", () => {
       withRss.stderr,
       "bench:http: --calibrate adds rows to the table: it does not go with --rss or --scaling; see --help\n",
     );
+    assert.match(help.stdout, /--batched-bare/);
+    const batchedRss = await runHttpBench(["--batched-bare", "--scaling", "products"]);
+    assert.equal(batchedRss.code, 2);
+    assert.equal(
+      batchedRss.stderr,
+      "bench:http: --batched-bare adds a row to the table: it does not go with --rss or --scaling; see --help\n",
+    );
   });
 
-  test("one short round of /healthz with two calibration rows: every server answers, every row printed", async () => {
+  test("one short round of /healthz with two calibration rows and the batched bare server: every server answers, every row printed", async () => {
     const run = await runHttpBench([
       "--scenarios",
       "healthz",
@@ -54,6 +61,7 @@ describe("bench:http", () => {
       "4",
       "--calibrate",
       "5,50",
+      "--batched-bare",
       "--port-base",
       "23400",
     ]);
@@ -63,6 +71,7 @@ describe("bench:http", () => {
       "partner-yield",
       "bare node:http + 5 µs work",
       "bare node:http + 50 µs work",
+      "bare node:http, batched",
     ]) {
       const cells = row(run.stdout, "healthz", server);
       assert.ok(cells !== undefined, `a row for ${server}:\n${run.stdout}`);

@@ -63,6 +63,9 @@ const HELP = `pnpm bench:http [flags]
   --calibrate a,b     also run the bare server with a µs of busy work before each answer (then b,
                       …), one row each, in the same rounds: what that much handler CPU costs in
                       req/s and p99 on this machine, a yardstick for our rows (e.g. 2,5,10)
+  --batched-bare      also run the bare server answering the requests of each event-loop turn
+                      together after that turn's reads (setImmediate), as our listener hands them
+                      to the core: how much of our gain from that is node's own
   --port-base n       first port to use (default 21100)
 `;
 
@@ -82,6 +85,7 @@ const flags = parseFlags("bench:http", HELP, {
   sizes: { type: "string" },
   "rss-seconds": { type: "string" },
   calibrate: { type: "string" },
+  "batched-bare": { type: "boolean" },
 });
 const positive = intFlagOf("bench:http");
 /** A positive integer flag (at most 10 million). */
@@ -182,6 +186,9 @@ if (flags.scaling !== undefined && flags.scaling !== "products" && flags.scaling
 }
 if (calibration.length > 0 && (flags.scaling !== undefined || flags.rss === true)) {
   usageError("bench:http", "--calibrate adds rows to the table: it does not go with --rss or --scaling");
+}
+if (flags["batched-bare"] === true && (flags.scaling !== undefined || flags.rss === true)) {
+  usageError("bench:http", "--batched-bare adds a row to the table: it does not go with --rss or --scaling");
 }
 
 // ---- servers -------------------------------------------------------------------------------
@@ -487,6 +494,13 @@ async function startGroup(
     { label: "bare node:http", scenario: names.join(", "), server: startComparison("bare", "bare.ts", spec) },
     ...ours,
   ];
+  if (flags["batched-bare"] === true) {
+    contenders.push({
+      label: "bare node:http, batched",
+      scenario: names[0]!,
+      server: startComparison("bare-batched", "bare.ts", { ...spec, batched: true }),
+    });
+  }
   for (const us of calibration) {
     contenders.push({
       label: `bare node:http + ${us} µs work`,

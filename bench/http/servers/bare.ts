@@ -5,10 +5,13 @@
  * keep-alive timeout. For the POST scenario it reads the body and runs `JSON.parse` on it. No
  * authentication, no limiter, no log: the floor a node:http server can reach on this machine.
  * With `workMicros` (the runner's `--calibrate`), it also spins that long on the clock before each
- * answer: what a given amount of handler CPU costs in req/s on this machine.
+ * answer: what a given amount of handler CPU costs in req/s on this machine. With `batched` (the
+ * runner's `--batched-bare`), the requests read in one turn of the event loop are answered
+ * together after that turn's reads (`setImmediate`), each after one promise hop, as our listener
+ * hands them to the core and answers when the handler's promise settles.
  * @module
  */
-import { createServer } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { exitOnSigterm, rateLimitHeader, readSpec, requestIds } from "./common.js";
 
 const spec = readSpec();
@@ -27,7 +30,7 @@ function work(): void {
   }
 }
 
-function answer(res: import("node:http").ServerResponse): void {
+function answer(res: ServerResponse): void {
   if (workMs > 0) work();
   const headers: Record<string, string | number> = { ...fixed, "x-request-id": nextId() };
   if (nextRateLimit !== undefined) headers["ratelimit"] = nextRateLimit();
@@ -36,7 +39,16 @@ function answer(res: import("node:http").ServerResponse): void {
   res.end(body);
 }
 
-const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
+/** Requests read in this turn of the event loop (`batched` only). */
+let queued: [IncomingMessage, ServerResponse][] = [];
+
+function answerQueued(): void {
+  const batch = queued;
+  queued = [];
+  for (const [req, res] of batch) void Promise.resolve(req).then(() => handle(req, res));
+}
+
+function handle(req: IncomingMessage, res: ServerResponse): void {
   // The runner's readiness probe is a GET: only a POST carries the event.
   if (!spec.readsBody || req.method !== "POST") {
     answer(res);
@@ -48,6 +60,15 @@ const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
     JSON.parse(Buffer.concat(chunks).toString("utf8"));
     answer(res);
   });
+}
+
+const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
+  if (spec.batched !== true) {
+    handle(req, res);
+    return;
+  }
+  queued.push([req, res]);
+  if (queued.length === 1) setImmediate(answerQueued);
 });
 server.listen(spec.port, "127.0.0.1");
 exitOnSigterm(() => server.closeAllConnections());

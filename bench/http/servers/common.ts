@@ -25,6 +25,11 @@ export interface ServerSpec {
    * each answer, for the runner's `--calibrate` rows. Absent or 0: none.
    */
   readonly workMicros?: number;
+  /**
+   * The bare server only (the runner's `--batched-bare`): answer the requests read in one turn of
+   * the event loop together, after that turn's reads, as our listener hands them to the core.
+   */
+  readonly batched?: boolean;
 }
 
 export function readSpec(): ServerSpec {
