@@ -88,6 +88,9 @@ export function createBodyReader(
       return Promise.reject(new BodyTooLargeError(limit));
     }
     if (state.truncated) return Promise.reject(shortBody(declared, undefined, state.fault));
+    // Gone before the core asked (a reset while the request waited for its turn, or for an async
+    // store): a destroyed request delivers no more data, end or close; waiting would never end.
+    if (req.destroyed) return Promise.reject(new InvalidBodyError(CLIENT_GONE));
     if (continueResponse !== undefined && !state.continued) {
       state.continued = true;
       continueResponse.writeContinue();
@@ -125,7 +128,7 @@ export function createBodyReader(
       const onGone = () => {
         cleanup();
         chunks.length = 0;
-        reject(new InvalidBodyError("the client closed the connection before the body was complete"));
+        reject(new InvalidBodyError(CLIENT_GONE));
       };
       state.onTruncated = () => {
         cleanup();
@@ -139,6 +142,8 @@ export function createBodyReader(
     });
   };
 }
+
+const CLIENT_GONE = "the client closed the connection before the body was complete";
 
 function shortBody(
   declared: number | undefined,

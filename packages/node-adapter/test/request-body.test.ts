@@ -1,5 +1,6 @@
 /** createBodyReader in isolation: what node's parser normally prevents must still be refused. */
 import assert from "node:assert/strict";
+import { once } from "node:events";
 import type { IncomingMessage } from "node:http";
 import { Readable } from "node:stream";
 import { test } from "node:test";
@@ -31,4 +32,26 @@ test("a body of exactly the limit is read; one byte more is BodyTooLargeError", 
     createBodyReader(fakeRequest({ "transfer-encoding": "chunked" }, ["ab", "cde"]), newBodyState())(4),
     BodyTooLargeError,
   );
+});
+
+test("a request already destroyed (the client went away before the core asked for the body) is refused at once", async () => {
+  const req = fakeRequest({ "content-length": "10" }, ["hel"]);
+  req.destroy();
+  await once(req, "close");
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const waited = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error("the reader still waits for a request that is gone")), 1_000);
+  });
+  try {
+    await assert.rejects(
+      Promise.race([createBodyReader(req, newBodyState())(1024), waited]),
+      (error: unknown) => {
+        assert.ok(error instanceof InvalidBodyError, String(error));
+        assert.match(error.message, /closed the connection before the body was complete/);
+        return true;
+      },
+    );
+  } finally {
+    clearTimeout(timer);
+  }
 });

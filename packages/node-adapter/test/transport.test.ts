@@ -93,6 +93,26 @@ describe("request bodies", () => {
     assert.equal(await eventCount(server), 0);
   });
 
+  test("a whole signed request, then at once the client's end of stream: stored and answered, nothing left in flight", async () => {
+    // A server of its own: the other tests here expect an empty event store.
+    const own = await startTestServer();
+    try {
+      const body = eventBody();
+      const conn = await RawConnection.open(own.port);
+      // Request, body and FIN arrive in one turn, before the core asks for the body.
+      conn.socket.end(
+        `${requestHead("POST", INBOUND, { ...eventHeaders(body, "k-half-close"), "content-length": body.length })}${body}`,
+      );
+      const res = await conn.response();
+      assert.equal(res.status, 200, res.body);
+      await conn.closed();
+      await eventually(() => own.listener.inFlight === 0, 3_000, "no request in flight");
+      assert.equal(await eventCount(own), 1);
+    } finally {
+      await own.close();
+    }
+  });
+
   test("more bytes than Content-Length: the declared bytes are answered (bad signature), then the connection closes", async () => {
     const body = eventBody();
     const conn = await RawConnection.open(server.port);
