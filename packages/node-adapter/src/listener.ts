@@ -2,9 +2,10 @@
  * The node:http request listener: reads what the core needs straight from `IncomingMessage`
  * (no Web `Request` is built), calls `handle()`, and writes the `PlainResponse` with one
  * `writeHead` and one `end`. The requests node:http delivers in one turn of the event loop are
- * handed to `handle()` together, in the order received, once that turn's reads are done. Also answers `GET /healthz` and `GET /readyz` (no auth), refuses what
- * node:http cannot parse (and `CONNECT`) with problem+json like the core's, logs one JSON line per
- * request and one per unexpected error, and counts requests in flight for graceful shutdown.
+ * handed to `handle()` together, in the order received, once that turn's reads are done. Also
+ * answers `GET /healthz` and `GET /readyz` (no auth), refuses what node:http cannot parse (and
+ * `CONNECT`) with problem+json like the core's, logs one JSON line per request and one per
+ * unexpected error, and counts requests in flight for graceful shutdown.
  * @module
  */
 import { randomBytes } from "node:crypto";
