@@ -98,8 +98,11 @@ export function constantTimeEqual(a: Uint8Array, b: Uint8Array): boolean {
 
 /**
  * Checks a body against a partner's active signing secrets (CONTRACT §4 rotation): valid when
- * any secret matches. Every secret is tried, each comparison in constant time. The HMAC key is
- * the UTF-8 bytes of the whole secret string, `whsec_` included.
+ * any secret matches. Secrets are tried in the partner's order until one matches, each comparison
+ * in constant time. A signature that matches none is compared with every secret, so a forger
+ * learns nothing from the time; only a valid signature stops early, and its sender holds the
+ * secret it used (docs/contract.md, "Secrets in answers, logs and CLI output"). The HMAC key is the UTF-8 bytes of the whole secret string,
+ * `whsec_` included.
  * @example new SignatureVerifier(["whsec_old…", "whsec_new…"]).verify(body, parseSignatureHeader(header).value);
  */
 export class SignatureVerifier {
@@ -110,13 +113,10 @@ export class SignatureVerifier {
   }
 
   verify(body: Uint8Array, signature: Uint8Array): boolean {
-    let matched = false;
     for (const keyed of this.#keyed) {
-      // Compare first, then combine, so a match never skips a later comparison.
-      const equal = constantTimeEqual(keyed.digest(body), signature);
-      matched = equal || matched;
+      if (constantTimeEqual(keyed.digest(body), signature)) return true;
     }
-    return matched;
+    return false;
   }
 }
 

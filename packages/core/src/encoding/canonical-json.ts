@@ -28,13 +28,22 @@ class Unserialisable {
   ) {}
 }
 
-/** What a walk found besides the text: whether any number occurs (`canonicalJsonScan`). */
+/**
+ * What a walk found besides the text (whether any number occurs, `canonicalJsonScan`), and what
+ * the caller knows of its strings (`CanonicalJsonOptions.unescaped`).
+ */
 interface Walk {
   numbers: boolean;
+  readonly unescaped: boolean;
+}
+
+/** `JSON.stringify` of a string; `"` + text + `"` when the caller knows it needs no escape. */
+function quoted(text: string, walk: Walk): string {
+  return walk.unescaped ? `"${text}"` : JSON.stringify(text);
 }
 
 function serialise(value: unknown, depth: number, walk: Walk): string | undefined {
-  if (typeof value === "string") return JSON.stringify(value);
+  if (typeof value === "string") return quoted(value, walk);
   if (typeof value === "number") {
     walk.numbers = true;
     return JSON.stringify(value);
@@ -64,7 +73,7 @@ function serialise(value: unknown, depth: number, walk: Walk): string | undefine
   for (const key of keys) {
     const member = serialise(record[key], depth + 1, walk);
     if (member === undefined) continue;
-    out += first ? `${JSON.stringify(key)}:${member}` : `,${JSON.stringify(key)}:${member}`;
+    out += first ? `${quoted(key, walk)}:${member}` : `,${quoted(key, walk)}:${member}`;
     first = false;
   }
   return `${out}}`;
@@ -86,15 +95,29 @@ export function canonicalJson(value: unknown): Result<string, CanonicalJsonRefus
   return scanned.ok ? accept(scanned.value.text) : scanned;
 }
 
+export interface CanonicalJsonOptions {
+  /**
+   * The caller knows that no string in the value, member names included, holds a character
+   * `JSON.stringify` escapes (`"`, `\`, U+0000–U+001F, a lone surrogate), so each is written as
+   * `"` + text + `"` without being scanned. True of anything `JSON.parse` made of a text with no
+   * backslash that came from a strict UTF-8 decoder: an unescaped JSON string cannot hold `"`, `\`
+   * or a control character, and only a `\u` escape can make a lone surrogate. Wrong, it writes
+   * text that is not canonical; default false.
+   */
+  readonly unescaped?: boolean | undefined;
+}
+
 /**
  * `canonicalJson`, and whether the value holds any number (so a caller checking numbers in the
  * source text can skip that scan when there is none).
  * @example canonicalJsonScan({ a: "1" }); // { ok: true, value: { text: '{"a":"1"}', numbers: false } }
+ * @example canonicalJsonScan(JSON.parse(text), { unescaped: !text.includes("\\") }); // text from a strict UTF-8 decoder
  */
 export function canonicalJsonScan(
   value: unknown,
+  options: CanonicalJsonOptions = {},
 ): Result<{ readonly text: string; readonly numbers: boolean }, CanonicalJsonRefusal> {
-  const walk: Walk = { numbers: false };
+  const walk: Walk = { numbers: false, unescaped: options.unescaped === true };
   try {
     const text = serialise(value, 0, walk);
     if (text === undefined) return refuse("not_json", `a ${typeof value} cannot be written as JSON`);

@@ -6,7 +6,7 @@
 import { sha256 as nobleSha256 } from "@noble/hashes/sha2.js";
 import type { Environment } from "../auth/environment.js";
 import { KeyHashCache } from "../auth/key-hash-cache.js";
-import { nobleHmacSha256, SignatureVerifier } from "../auth/signature.js";
+import { type HmacPort, nobleHmacSha256, SignatureVerifier } from "../auth/signature.js";
 import { unwrap } from "../result.js";
 import { type EventStore, MemoryEventStore } from "../stores/event-store.js";
 import type { KeyStore } from "../stores/key-store.js";
@@ -68,7 +68,7 @@ export function resolveDependencies(
   const basePath = unwrap(parseBasePath(options.basePath ?? DEFAULT_BASE_PATH));
   const hmac = options.hmac ?? nobleHmacSha256;
   const defaultLimits = options.defaultRateLimits ?? DEFAULT_RATE_LIMITS;
-  const verifiers = new Map<string, SignatureVerifier>();
+  const verifierFor = verifierCache(hmac);
   let openApiJson: string | undefined;
   const productForms = productJsonCache();
   const rateLimiter = options.rateLimiter ?? new MemoryRateLimiter();
@@ -91,19 +91,7 @@ export function resolveDependencies(
     keyHashes: new KeyHashCache(),
     quotaOf: (partner) =>
       options.rateLimitOverride ?? partner.rateLimits?.[environment] ?? defaultLimits[environment],
-    verifierFor(partner) {
-      // Keyed on the exact list the store answered for this request (read on every request, never
-      // cached), so a revoked secret stops verifying on the next one (CONTRACT §4). JSON, not a
-      // join: no two lists share a key, whatever characters a secret holds.
-      const cacheKey = JSON.stringify(partner.signingSecrets);
-      let verifier = verifiers.get(cacheKey);
-      if (verifier === undefined) {
-        if (verifiers.size > 1000) verifiers.clear();
-        verifier = new SignatureVerifier(partner.signingSecrets, hmac);
-        verifiers.set(cacheKey, verifier);
-      }
-      return verifier;
-    },
+    verifierFor,
     productJson: productForms.json,
     productAnswer: productForms.answer,
     openApiJson: () => {
@@ -112,4 +100,40 @@ export function resolveDependencies(
     },
     now: Date.now,
   };
+}
+
+/**
+ * `verifierFor`: a partner's `SignatureVerifier`, keyed on the exact list of secrets the store
+ * answered for this request (read on every request, never cached), so a revoked secret stops
+ * verifying on the next one (CONTRACT §4). Found by the list's JSON (not a join: no two lists share
+ * a key, whatever characters a secret holds), or, cheaper, by the list object itself when a store
+ * hands the same one again, its secrets compared one by one with a copy taken when it was first
+ * seen (a store that changes a list in place is then still read right).
+ */
+function verifierCache(hmac: HmacPort): (partner: Partner) => SignatureVerifier {
+  const byJson = new Map<string, SignatureVerifier>();
+  const byList = new WeakMap<
+    readonly string[],
+    { readonly secrets: readonly string[]; readonly verifier: SignatureVerifier }
+  >();
+  return (partner) => {
+    const list = partner.signingSecrets;
+    const seen = byList.get(list);
+    if (seen !== undefined && sameStrings(seen.secrets, list)) return seen.verifier;
+    const cacheKey = JSON.stringify(list);
+    let verifier = byJson.get(cacheKey);
+    if (verifier === undefined) {
+      if (byJson.size > 1000) byJson.clear();
+      verifier = new SignatureVerifier(list, hmac);
+      byJson.set(cacheKey, verifier);
+    }
+    byList.set(list, { secrets: [...list], verifier });
+    return verifier;
+  };
+}
+
+function sameStrings(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }

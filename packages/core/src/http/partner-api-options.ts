@@ -48,7 +48,11 @@ export interface PartnerApiOptions {
   readonly rateLimiter?: RateLimiter | undefined;
   /** HMAC-SHA256 implementation; default @noble/hashes. The node adapter injects node:crypto. */
   readonly hmac?: HmacPort | undefined;
-  /** SHA-256 implementation (API key hashes, event fingerprints); default @noble/hashes. */
+  /**
+   * SHA-256 implementation (API key hashes, event fingerprints); default @noble/hashes. It must
+   * not keep `data` after it returns: the fingerprint's input is a view of a buffer the next
+   * event reuses.
+   */
   readonly sha256?: ((data: Uint8Array) => Uint8Array) | undefined;
   /** Maximum event body in bytes; default 65536 (CONTRACT §5). */
   readonly bodyLimitBytes?: number | undefined;

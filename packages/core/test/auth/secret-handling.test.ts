@@ -1,8 +1,8 @@
 /**
  * How the core handles credentials (CONTRACT §4, §5), checked by what it does rather than by
  * reading its source: the key store is only ever asked for a SHA-256 hash, never for a key; the
- * signature check reads every byte of both digests whatever they hold, and tries every secret even
- * after one matched.
+ * signature check reads every byte of both digests whatever they hold, and tries every secret
+ * before it refuses a signature (a valid one stops at the secret it matched).
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -106,7 +106,7 @@ test("constantTimeEqual reads every byte of both inputs, wherever they differ", 
   }
 });
 
-test("SignatureVerifier tries every secret, the matching one first or last", () => {
+test("SignatureVerifier tries every secret before a refusal, and stops at the one that matched", () => {
   let digests = 0;
   const port: HmacPort = {
     prepare(key) {
@@ -126,12 +126,23 @@ test("SignatureVerifier tries every secret, the matching one first or last", () 
     DEMO.signingSecret,
   ];
   const signature = Uint8Array.from(Buffer.from(signBody(DEMO.signingSecret, body), "hex"));
-  for (const order of [secrets, [...secrets].reverse()]) {
+  // The matching secret last, in the middle, first: one digest for each secret up to it.
+  for (const [order, expected] of [
+    [secrets, 3],
+    [[secrets[0]!, DEMO.signingSecret, secrets[1]!], 2],
+    [[...secrets].reverse(), 1],
+  ] as const) {
     digests = 0;
     assert.equal(new SignatureVerifier(order, port).verify(body, signature), true);
-    assert.equal(digests, 3, "no early exit on a match");
+    assert.equal(digests, expected);
+    // A signature that matches none is compared with every secret.
     digests = 0;
     assert.equal(new SignatureVerifier(order, port).verify(body, new Uint8Array(32)), false);
     assert.equal(digests, 3);
+    digests = 0;
+    const offByOne = signature.slice();
+    offByOne[31] = offByOne[31]! ^ 1;
+    assert.equal(new SignatureVerifier(order, port).verify(body, offByOne), false);
+    assert.equal(digests, 3, "a near miss is refused only after every secret");
   }
 });

@@ -127,4 +127,52 @@ describe("canonicalJson (CONTRACT §5)", () => {
       fcParams(),
     );
   });
+
+  test("property: `unescaped` writes the same text for a value parsed from a strict UTF-8 text with no backslash", () => {
+    // Strings of any code points (astral ones, i.e. surrogate pairs, included), some of which
+    // JSON.stringify escapes; the texts that come out without a backslash are the ones `unescaped`
+    // is for. Each run also checks the option on a text that has one, where it must not be used:
+    // the texts differ whenever a string holds a character JSON escapes.
+    const text = fc.string({ unit: "grapheme", maxLength: 12 });
+    const value = fc.oneof(
+      fc.jsonValue({ maxDepth: 4 }),
+      fc.dictionary(text, fc.oneof(text, fc.integer(), fc.dictionary(text, text, { maxKeys: 3 })), {
+        maxKeys: 5,
+      }),
+    );
+    const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+    let plain = 0;
+    let escaped = 0;
+    fc.assert(
+      fc.property(value, (v) => {
+        const source = utf8.decode(new TextEncoder().encode(JSON.stringify(v)));
+        const parsed = JSON.parse(source) as unknown;
+        const fast = unwrap(canonicalJsonScan(parsed, { unescaped: true }));
+        const slow = unwrap(canonicalJsonScan(parsed));
+        if (!source.includes("\\")) {
+          plain++;
+          assert.equal(fast.text, slow.text);
+          assert.equal(fast.text, reference(parsed));
+          assert.equal(fast.numbers, slow.numbers);
+        } else {
+          escaped++;
+          // A backslash in the source is an escape in some string: the fast text holds that
+          // string's raw character instead, so it is not the canonical text.
+          assert.notEqual(fast.text, slow.text);
+        }
+      }),
+      fcParams(),
+    );
+    assert.ok(
+      plain > 0 && escaped > 0,
+      `both kinds of text were tried (${plain} without a backslash, ${escaped} with)`,
+    );
+  });
+
+  test("`unescaped` on one string: the caller's promise, not a check", () => {
+    assert.equal(unwrap(canonicalJsonScan({ "é😀": "ü" }, { unescaped: true })).text, '{"é😀":"ü"}');
+    assert.equal(unwrap(canonicalJsonScan({ a: 'x"y' })).text, '{"a":"x\\"y"}');
+    // Default off: a quote inside a string is escaped.
+    assert.equal(unwrap(canonicalJsonScan({ a: 'x"y' }, {})).text, '{"a":"x\\"y"}');
+  });
 });

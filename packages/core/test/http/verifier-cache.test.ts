@@ -73,3 +73,20 @@ test("two lists never share a cached verifier, whatever characters their secrets
   assert.equal((await signedWith(api, "a")).status, 401);
   assert.equal((await signedWith(api, "a\nb")).status, 200);
 });
+
+test("a store that hands the same list object again, changed in place, is read as it is now", async () => {
+  // The cheaper lookup by the list object itself must not trust the object: a store may revoke by
+  // editing its array (splice, assignment) and hand the same array on the next request.
+  const [a, b] = [DEMO.signingSecret, DEMO.rotatedSigningSecret];
+  const list = [a, b];
+  const { api } = apiWithSecrets(list);
+  assert.equal((await signedWith(api, a)).status, 200);
+  list.splice(0, 1); // a revoked
+  assert.equal((await signedWith(api, a)).status, 401);
+  assert.equal((await signedWith(api, b)).status, 200);
+  list[0] = a; // b replaced by a: same length, same object
+  assert.equal((await signedWith(api, b)).status, 401);
+  assert.equal((await signedWith(api, a)).status, 200);
+  list.push(b);
+  assert.equal((await signedWith(api, b)).status, 200);
+});
