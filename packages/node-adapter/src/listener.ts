@@ -496,7 +496,6 @@ function parserFault(error: NodeJS.ErrnoException & { reason?: unknown }): strin
     : (error.code ?? "parse error");
 }
 
-/** node lower-cases header names and joins repeats with ", "; only set-cookie stays an array. */
 /**
  * Whether the connection must close after this response because the request's body is not (and
  * will not be) read to its end: reading stopped at the limit; `100 Continue` was never sent, so the

@@ -91,6 +91,9 @@ export function createBodyReader(
     // Gone before the core asked (a reset while the request waited for its turn, or for an async
     // store): a destroyed request delivers no more data, end or close; waiting would never end.
     if (req.destroyed) return Promise.reject(new InvalidBodyError(CLIENT_GONE));
+    // Parsed to its end already (a small body comes in the same read as its headers, and the core
+    // asks for it a turn later): it is all in the stream's buffer, taken in one `read()`.
+    if (req.complete && req.readableFlowing !== true) return completeBody(req, declared, limit, state);
     if (continueResponse !== undefined && !state.continued) {
       state.continued = true;
       continueResponse.writeContinue();
@@ -142,6 +145,30 @@ export function createBodyReader(
     });
   };
 }
+
+/**
+ * The whole body of a request node has parsed to its end, from the stream's buffer: `read()` with
+ * no size returns everything buffered (node buffers a body up to its high-water mark before it
+ * stops reading the socket; a larger one is not complete before it is read). The same refusals
+ * as the streaming path: over the limit, or fewer bytes than Content-Length.
+ */
+function completeBody(
+  req: IncomingMessage,
+  declared: number | undefined,
+  limit: number,
+  state: BodyState,
+): Promise<Uint8Array> {
+  const body = (req.read() as Buffer | null) ?? EMPTY;
+  if (body.length > limit) {
+    state.abandoned = false; // complete: nothing is left unread on the connection
+    return Promise.reject(new BodyTooLargeError(limit));
+  }
+  if (declared !== undefined && body.length !== declared)
+    return Promise.reject(shortBody(declared, body.length));
+  return Promise.resolve(body);
+}
+
+const EMPTY = new Uint8Array(0);
 
 const CLIENT_GONE = "the client closed the connection before the body was complete";
 

@@ -67,7 +67,7 @@ function serialise(value: unknown, depth: number, walk: Walk): string | undefine
   const keys = Object.keys(record);
   // Default sort compares UTF-16 code units, which is the order required; keys already in that
   // order (common for objects a client built sorted) are not sorted again.
-  if (!inOrder(keys)) keys.sort();
+  if (!inOrder(keys)) sortKeys(keys);
   let out = "{";
   let first = true;
   for (const key of keys) {
@@ -77,6 +77,27 @@ function serialise(value: unknown, depth: number, walk: Walk): string | undefine
     first = false;
   }
   return `${out}}`;
+}
+
+/**
+ * Sorts member names by UTF-16 code unit (what `<` compares), in place: by insertion when there
+ * are few (no allocation; `Array.prototype.sort` took a work array for three names), otherwise by
+ * `sort()`, whose default order is the same. Names of one object are never equal.
+ */
+function sortKeys(keys: string[]): void {
+  if (keys.length > 16) {
+    keys.sort();
+    return;
+  }
+  for (let i = 1; i < keys.length; i++) {
+    const key = keys[i]!;
+    let j = i - 1;
+    while (j >= 0 && keys[j]! > key) {
+      keys[j + 1] = keys[j]!;
+      j--;
+    }
+    keys[j + 1] = key;
+  }
 }
 
 function inOrder(keys: readonly string[]): boolean {
