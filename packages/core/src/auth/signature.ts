@@ -101,8 +101,8 @@ export function constantTimeEqual(a: Uint8Array, b: Uint8Array): boolean {
  * any secret matches. Secrets are tried in the partner's order until one matches, each comparison
  * in constant time. A signature that matches none is compared with every secret, so a forger
  * learns nothing from the time; only a valid signature stops early, and its sender holds the
- * secret it used (docs/contract.md, "Secrets in answers, logs and CLI output"). The HMAC key is the UTF-8 bytes of the whole secret string,
- * `whsec_` included.
+ * secret it used (docs/contract.md, "Secrets in answers, logs and CLI output"). The HMAC key is
+ * the UTF-8 bytes of the whole secret string, `whsec_` included.
  * @example new SignatureVerifier(["whsec_old…", "whsec_new…"]).verify(body, parseSignatureHeader(header).value);
  */
 export class SignatureVerifier {

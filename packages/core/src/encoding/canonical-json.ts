@@ -65,8 +65,8 @@ function serialise(value: unknown, depth: number, walk: Walk): string | undefine
   }
   const record = value as Record<string, unknown>;
   const keys = Object.keys(record);
-  // Default sort compares UTF-16 code units, which is the order required; keys already in that
-  // order (common for objects a client built sorted) are not sorted again.
+  // Ordered by UTF-16 code unit, the order required; keys already in that order (common for
+  // objects a client built sorted) are not sorted again.
   if (!inOrder(keys)) sortKeys(keys);
   let out = "{";
   let first = true;
