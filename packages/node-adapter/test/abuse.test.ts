@@ -119,6 +119,41 @@ describe("connection limits", () => {
     }
   });
 
+  test("a connection that just finished a request is the most recently idle: eviction takes the next oldest", async () => {
+    const server = await startTestServer({
+      connections: { maxConnections: 4, maxConnectionsPerAddress: 100 },
+    });
+    const sockets: Socket[] = [];
+    try {
+      for (let i = 0; i < 4; i++) sockets.push(await openFrom(server.port, `127.0.2.${i + 1}`));
+      await eventually(() => server.connections.open === 4, 2_000, "four connections open");
+      // The oldest connection serves two requests, one after the other; it is then idle again, the
+      // most recently. (Four open is crowded here, where a /healthz answer closes its connection.)
+      for (let i = 0; i < 2; i++) {
+        const answered = new Promise<string>((resolve) =>
+          sockets[0]!.once("data", (d: Buffer) => resolve(d.toString())),
+        );
+        sockets[0]!.write(requestHead("GET", "/api/partner/products/usdc-base-prime", { "x-api-key": KEY }));
+        assert.match(await answered, /^HTTP\/1\.1 200/);
+        await eventually(() => server.listener.inFlight === 0, 2_000, "the request done");
+      }
+      sockets.push(await openFrom(server.port, "127.0.2.5"));
+      assert.equal(
+        await closedWithin(sockets[1]!, 1_000),
+        true,
+        "the second connection, now idle longest, is closed",
+      );
+      assert.equal(sockets[0]!.destroyed, false, "the one that just served a request is kept");
+      sockets.push(await openFrom(server.port, "127.0.2.6"));
+      assert.equal(await closedWithin(sockets[2]!, 1_000), true, "then the third");
+      assert.equal(sockets[0]!.destroyed, false);
+      assert.equal(server.connections.evicted, 2);
+    } finally {
+      for (const s of sockets) s.destroy();
+      await server.close();
+    }
+  });
+
   test("crowded: idle connections close after the crowded idle timeout, /healthz and 401 answers close", async () => {
     const server = await startTestServer({
       connections: { maxConnections: 8, maxConnectionsPerAddress: 100, crowdedIdleTimeoutMs: 200 },
