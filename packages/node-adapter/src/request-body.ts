@@ -93,7 +93,7 @@ export function createBodyReader(
     if (req.destroyed) return Promise.reject(new InvalidBodyError(CLIENT_GONE));
     // Parsed to its end already (a small body comes in the same read as its headers, and the core
     // asks for it a turn later): it is all in the stream's buffer, taken in one `read()`.
-    if (req.complete && req.readableFlowing !== true) return completeBody(req, declared, limit, state);
+    if (req.complete && req.readableFlowing !== true) return completeBody(req, declared, limit);
     if (continueResponse !== undefined && !state.continued) {
       state.continued = true;
       continueResponse.writeContinue();
@@ -156,13 +156,10 @@ function completeBody(
   req: IncomingMessage,
   declared: number | undefined,
   limit: number,
-  state: BodyState,
 ): Promise<Uint8Array> {
   const body = (req.read() as Buffer | null) ?? EMPTY;
-  if (body.length > limit) {
-    state.abandoned = false; // complete: nothing is left unread on the connection
-    return Promise.reject(new BodyTooLargeError(limit));
-  }
+  // Over the limit but complete: nothing is left unread, so the state stays not abandoned.
+  if (body.length > limit) return Promise.reject(new BodyTooLargeError(limit));
   if (declared !== undefined && body.length !== declared)
     return Promise.reject(shortBody(declared, body.length));
   return Promise.resolve(body);
