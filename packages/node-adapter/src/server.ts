@@ -205,6 +205,12 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     // which would let a slow-headers client hold a socket up to 40 s).
     connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(timeouts.headersTimeoutMs / 4))),
   });
+  // A client that half-closes after its request (writes it, then shuts down its sending side, as
+  // `nc -N` or a raw socket's `end(bytes)` does) still gets the answer: node's default aborts the
+  // requests in flight when the client's FIN arrives before they are answered, and the listener
+  // answers a turn after the request (and a body is read first). With this, node marks the last
+  // answer as the connection's last instead and closes once it is written.
+  (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
   const connections = guardConnections(server, options.connections);
   const listener = createListener(target, {
     log: options.log,
