@@ -14,11 +14,30 @@ function stop(): void {
   setTimeout(() => process.exit(0), 3000).unref();
 }
 
+/**
+ * With BENCH_RSS_SAMPLE (the runner's `--rss`): RSS read every 100 ms, and the lowest and highest
+ * since the last stats answer go with it, so a slice's whole range is seen, not one point of the
+ * collector's saw-tooth. Off otherwise: the table's runs carry no timer of ours.
+ */
+const sampling = process.env["BENCH_RSS_SAMPLE"] !== undefined;
+let rssLow = Number.POSITIVE_INFINITY;
+let rssHigh = 0;
+function sampleRss(): number {
+  const rss = process.memoryUsage.rss();
+  if (rss < rssLow) rssLow = rss;
+  if (rss > rssHigh) rssHigh = rss;
+  return rss;
+}
+if (sampling) setInterval(sampleRss, 100).unref();
+
 if (process.send !== undefined) {
   process.on("message", (message: ProbeMessage) => {
     if (message.type === "stats") {
       const cpu = process.cpuUsage();
-      process.send?.({ type: "stats", cpuMicros: cpu.user + cpu.system, rss: process.memoryUsage.rss() });
+      const rss = sampling ? sampleRss() : process.memoryUsage.rss();
+      process.send?.({ type: "stats", cpuMicros: cpu.user + cpu.system, rss, rssLow, rssHigh });
+      rssLow = Number.POSITIVE_INFINITY;
+      rssHigh = 0;
     } else if (message.type === "exit") {
       stop();
     }
