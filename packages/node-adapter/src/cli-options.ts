@@ -17,6 +17,7 @@ import {
   DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
 } from "./connections.js";
 import { DEFAULT_FIXTURES_DIR } from "./fixture-dir.js";
+import { DEFAULT_HEAP_GROWTH_PERCENT } from "./heap-growth.js";
 import { DEFAULT_TIMEOUTS, type ServerTimeouts } from "./server.js";
 
 /** A command line that cannot be run: the message says why; the CLI exits with status 2. */
@@ -50,6 +51,8 @@ export interface ServeConfig {
    * database's with `--database-url`); undefined: neither.
    */
   readonly chain: ChainServeConfig | undefined;
+  /** V8's heap growing factor less 1, in percent (`setHeapGrowth`); 0: V8's own. */
+  readonly heapGrowthPercent: number;
 }
 
 /** What `--rpc-url`, `--price-table`, `--price-max-age` and `--apy-window-blocks` ask for. */
@@ -182,6 +185,13 @@ export const SERVE_FLAGS: readonly Flag[] = [
     value: "N",
     default: "each partner's (sandbox 100, production 1000)",
     help: "override every partner's requests per minute, for QA and load runs (the limiter still runs)",
+  },
+  {
+    flag: "heap-growth",
+    env: "PARTNER_YIELD_HEAP_GROWTH_PERCENT",
+    value: "PERCENT",
+    default: String(DEFAULT_HEAP_GROWTH_PERCENT),
+    help: "how far the JS heap may grow between full collections, in percent of what the last one kept (V8's --heap-growing-percent); 0: V8's own choice, up to 300 %, which lets the RSS saw-tooth by a quarter under sustained load",
   },
   {
     flag: "log",
@@ -406,6 +416,7 @@ export function parseCommandLine(
       redisUrl: url("redis-url", ["redis", "rediss"]),
       redisKeyPrefix: raw("redis-key-prefix")?.value ?? "partner-yield:rate:",
       chain: chainConfig(raw, integer, raw("database-url") !== undefined),
+      heapGrowthPercent: integer("heap-growth", 0, 1000, DEFAULT_HEAP_GROWTH_PERCENT),
     },
   };
 }

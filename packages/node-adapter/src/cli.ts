@@ -10,6 +10,7 @@ import { type Backends, openBackends } from "./backends.js";
 import { formatBanner } from "./banner.js";
 import { helpText, parseCommandLine, type ServeConfig, UsageError } from "./cli-options.js";
 import { runDbCommand } from "./db-command.js";
+import { setHeapGrowth } from "./heap-growth.js";
 import { createNodePartnerApi, startServer } from "./server.js";
 
 // A reader that stops early (`partner-yield --help | head`, a log pipe that died) is not an
@@ -49,6 +50,7 @@ async function main(argv: readonly string[]): Promise<void> {
 }
 
 async function serve(config: ServeConfig): Promise<void> {
+  setHeapGrowth(config.heapGrowthPercent);
   let backends: Backends;
   try {
     backends = await openBackends({

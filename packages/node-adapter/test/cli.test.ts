@@ -119,6 +119,8 @@ describe("partner-yield CLI", () => {
         "PARTNER_YIELD_MAX_CONNECTIONS",
         "--max-connections-per-address",
         "--crowded-idle-timeout",
+        "--heap-growth",
+        "PARTNER_YIELD_HEAP_GROWTH_PERCENT",
         "--log",
         String(DEFAULT_TIMEOUTS.keepAliveTimeoutMs),
       ]) {
