@@ -5,8 +5,9 @@
  * 12 MiB, and under sustained load requests leave a few hundred bytes each that outlive the young
  * generation (node's own header strings and objects among them; the bare node:http server leaves
  * more). So the old space climbs 25-35 MiB before each full collection and falls back: the
- * process's RSS saw-tooths by a quarter (docs/performance.md, "Memory under sustained load").
- * A factor of 2 (`--heap-growing-percent=100`) keeps it within 5 %, for more full collections of a
+ * process's RSS saw-tooths by a quarter (docs/performance.md, "The RSS saw-tooth and the heap
+ * growing factor").
+ * A factor of 2 (`--heap-growing-percent=100`) keeps it within 6 %, for more full collections of a
  * small heap (17 against 7 in 20 s of GET load, 3-7 ms each). The serve command sets it; an
  * embedding team's process is its own to tune (node's `--heap-growing-percent`).
  * @module
