@@ -5,12 +5,39 @@
 import { createHmac, hash } from "node:crypto";
 import type { HmacPort, PreparedHmac } from "@partner-yield/core";
 
+/** SHA-256's block size: an HMAC key is padded to it (RFC 2104). */
+const BLOCK = 64;
 /**
- * The core's `HmacPort` on node:crypto. `prepare` copies the key once; each `digest` is one
- * `createHmac` call. Measured against a `KeyObject` made once per secret (`createSecretKey`): no
- * difference beyond noise at 200 B, 1 KiB and 64 KiB, so the simpler form stays. Against the
- * pure-JS default (noble-hashes, pads pre-hashed) it is ~1.5× faster at 200 B, ~4× at 1 KiB and
- * ~12× at 64 KiB.
+ * Messages up to this size are hashed from `scratch` behind the inner pad; larger ones go through
+ * `createHmac`, so the scratch never holds more than this.
+ */
+const SCRATCH_MESSAGE_BYTES = 64 * 1024;
+/** The inner pad then the message (grown up to `BLOCK + SCRATCH_MESSAGE_BYTES`), reused. */
+let scratch = new Uint8Array(BLOCK + 4096);
+/** The outer pad then the inner digest, reused. */
+const outer = new Uint8Array(BLOCK + 32);
+
+/**
+ * SHA-256 of `data` as 32 new bytes. `crypto.hash` (Node ≥ 20.12) with a `binary` (latin1) answer (one
+ * character a byte) and the bytes copied out: 0.49–0.53 µs for 47 bytes and 0.97–1.15 µs for
+ * 1 KiB, against 0.99–1.14 and 1.58–1.62 µs for a `buffer` answer, whose `Buffer` node makes
+ * through its C++ side (docs/performance.md, "One-shot hashes for the signature and the
+ * fingerprint").
+ */
+function sha256Bytes(data: Uint8Array): Uint8Array {
+  const text = hash("sha256", data, "binary");
+  const out = new Uint8Array(32);
+  for (let i = 0; i < 32; i++) out[i] = text.charCodeAt(i);
+  return out;
+}
+
+/**
+ * The core's `HmacPort` on node:crypto. `prepare` derives the two pads once (RFC 2104: a key longer
+ * than the block is hashed first); each `digest` is then two one-shot SHA-256 calls,
+ * H(opad ‖ H(ipad ‖ message)), over reused buffers: 1.37–1.40 µs for 1 KiB against 2.86–3.24 µs
+ * for `createHmac(…).update(…).digest()`, which builds an `Hmac` object, keys it and makes a
+ * `Buffer` each time. A message over 64 KiB is not copied: it goes through `createHmac`. The RFC
+ * 4231 vectors and a property against the pure-JS port check both paths.
  *
  * @example
  * const api = createPartnerApi({ environment: "sandbox", ...data, hmac: nodeHmacSha256 });
@@ -19,20 +46,35 @@ import type { HmacPort, PreparedHmac } from "@partner-yield/core";
 export const nodeHmacSha256: HmacPort = {
   prepare(key: Uint8Array): PreparedHmac {
     const secret = Buffer.from(key);
+    const block = new Uint8Array(BLOCK);
+    block.set(key.length > BLOCK ? sha256Bytes(key) : key);
+    const innerPad = block.map((b) => b ^ 0x36);
+    const outerPad = block.map((b) => b ^ 0x5c);
     return {
       digest(message: Uint8Array): Uint8Array {
-        return createHmac("sha256", secret).update(message).digest();
+        const length = BLOCK + message.length;
+        if (message.length > SCRATCH_MESSAGE_BYTES) {
+          return new Uint8Array(createHmac("sha256", secret).update(message).digest());
+        }
+        if (length > scratch.length)
+          scratch = new Uint8Array(Math.min(2 * length, BLOCK + SCRATCH_MESSAGE_BYTES));
+        scratch.set(innerPad, 0);
+        scratch.set(message, BLOCK);
+        const inner = hash("sha256", scratch.subarray(0, length), "binary");
+        outer.set(outerPad, 0);
+        for (let i = 0; i < 32; i++) outer[BLOCK + i] = inner.charCodeAt(i);
+        return sha256Bytes(outer);
       },
     };
   },
 };
 
 /**
- * SHA-256 on node:crypto, for the core's `sha256` option (API key hashes, event fingerprints). The
- * one-shot `crypto.hash` (Node ≥ 20.12): 1.6–1.9 µs for 1 KiB against 2.4–2.6 µs for
+ * SHA-256 on node:crypto, for the core's `sha256` option (API key hashes, event fingerprints): the
+ * one-shot `crypto.hash` (above), against 2.4–2.6 µs for 1 KiB with
  * `createHash().update().digest()`, which makes a `Hash` object each time.
  * @example toHex(nodeSha256(new TextEncoder().encode("abc"))); // "ba7816bf…15ad"
  */
 export function nodeSha256(data: Uint8Array): Uint8Array {
-  return hash("sha256", data, "buffer");
+  return sha256Bytes(data);
 }
