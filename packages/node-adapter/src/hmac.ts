@@ -18,11 +18,11 @@ let scratch = new Uint8Array(BLOCK + 4096);
 const outer = new Uint8Array(BLOCK + 32);
 
 /**
- * SHA-256 of `data` as 32 new bytes. `crypto.hash` (Node ≥ 20.12) with a `binary` (latin1) answer (one
- * character a byte) and the bytes copied out: 0.49–0.53 µs for 47 bytes and 0.97–1.15 µs for
- * 1 KiB, against 0.99–1.14 and 1.58–1.62 µs for a `buffer` answer, whose `Buffer` node makes
- * through its C++ side (docs/performance.md, "One-shot hashes for the signature and the
- * fingerprint").
+ * SHA-256 of `data` as 32 new bytes. `crypto.hash` (Node ≥ 20.12) with a `binary` (latin1)
+ * answer, one character a byte, and the bytes copied out: 0.49–0.53 µs for 47 bytes and
+ * 0.97–1.15 µs for 1 KiB, against 0.99–1.14 and 1.58–1.62 µs for a `buffer` answer, whose
+ * `Buffer` node makes through its C++ side (docs/performance.md, "One-shot hashes for the
+ * signature and the fingerprint").
  */
 function sha256Bytes(data: Uint8Array): Uint8Array {
   const text = hash("sha256", data, "binary");
@@ -37,7 +37,8 @@ function sha256Bytes(data: Uint8Array): Uint8Array {
  * H(opad ‖ H(ipad ‖ message)), over reused buffers: 1.37–1.40 µs for 1 KiB against 2.86–3.24 µs
  * for `createHmac(…).update(…).digest()`, which builds an `Hmac` object, keys it and makes a
  * `Buffer` each time. A message over 64 KiB is not copied: it goes through `createHmac`. The RFC
- * 4231 vectors and a property against the pure-JS port check both paths.
+ * 4231 vectors, the pure-JS port at sizes on both sides of that switch, and a property against
+ * `createHmac` check it (test/hmac.test.ts).
  *
  * @example
  * const api = createPartnerApi({ environment: "sandbox", ...data, hmac: nodeHmacSha256 });
