@@ -9,10 +9,10 @@
  * growing factor").
  * A factor of 2 (`--heap-growing-percent=100`) keeps it within 6-8 % over every 100 ms reading
  * (two `--rss` runs), for more full collections of a small heap (17 against 7 in 20 s of GET load,
- * 3-7 ms each). Under sustained signed-POST load on a server started by hand those extra
- * collections showed in the tail (p99 24.6-26.3 ms against 18.5-22.1 ms with V8's own choice); in
- * the bench runner's alternating rounds, builds defaulting to 0 and to 150 did no better than 100
- * (same section). 0 remains for a server that would rather not pay them. The serve command sets
+ * 3-7 ms each). Under sustained signed-POST load those extra collections show in the tail: in 10
+ * of the bench runner's alternating rounds, p99 1.27x the bare server's against 1.11x for a build
+ * defaulting to 0 (5 rounds did not separate them; docs/performance.md, "The full run on 8ee47d3").
+ * 0 is the setting for a server that weighs POST latency over flat memory. The serve command sets
  * it; an embedding team's process is its own to tune (node's `--heap-growing-percent`).
  * @module
  */
