@@ -122,6 +122,7 @@ export {
   type StoredEvent,
 } from "./stores/event-store.js";
 export { type ApiKeyRecord, type ApiKeyStatus, type KeyStore, MemoryKeyStore } from "./stores/key-store.js";
+export { isPromiseLike, type MaybePromise } from "./stores/maybe-promise.js";
 export { MemoryPartnerStore, type Partner, type PartnerStore } from "./stores/partner-store.js";
 export {
   type Holding,

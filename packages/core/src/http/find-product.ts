@@ -4,6 +4,7 @@
  * reaches the product source.
  * @module
  */
+import type { MaybePromise } from "../stores/maybe-promise.js";
 import type { Partner } from "../stores/partner-store.js";
 import type { ProductRecord, ProductSource } from "../stores/product-source.js";
 import type { ApiDependencies } from "./dependencies.js";
@@ -21,7 +22,7 @@ export function findProduct(
   products: ProductSource,
   partner: Partner,
   slug: string | undefined,
-): Promise<ProductRecord | undefined> {
+): MaybePromise<ProductRecord | undefined> {
   return slug !== undefined && SLUG_PATTERN.test(slug) ? products.getProduct(partner.id, slug) : NONE;
 }
 

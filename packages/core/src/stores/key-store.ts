@@ -3,6 +3,7 @@
  * A backend implements `KeyStore`; the core looks keys up by hash only.
  */
 import type { Environment } from "../auth/environment.js";
+import type { MaybePromise } from "./maybe-promise.js";
 
 export type ApiKeyStatus = "active" | "revoked";
 
@@ -17,8 +18,11 @@ export interface ApiKeyRecord {
 }
 
 export interface KeyStore {
-  /** The record for this hash, whatever its status, or undefined. */
-  findByHash(keyHash: string): Promise<ApiKeyRecord | undefined>;
+  /**
+   * The record for this hash, whatever its status, or undefined: the record itself when the store
+   * has it at hand, else a promise of it (`MaybePromise`). Every partner request asks it.
+   */
+  findByHash(keyHash: string): MaybePromise<ApiKeyRecord | undefined>;
   close(): Promise<void>;
 }
 

@@ -3,6 +3,7 @@
  * signing secrets (CONTRACT §4; several during a rotation).
  */
 import type { Environment } from "../auth/environment.js";
+import type { MaybePromise } from "./maybe-promise.js";
 
 export interface Partner {
   readonly id: string;
@@ -15,7 +16,8 @@ export interface Partner {
 }
 
 export interface PartnerStore {
-  getPartner(partnerId: string): Promise<Partner | undefined>;
+  /** The partner, or undefined: itself when at hand, else a promise of it (`MaybePromise`). */
+  getPartner(partnerId: string): MaybePromise<Partner | undefined>;
   close(): Promise<void>;
 }
 

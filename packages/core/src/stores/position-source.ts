@@ -1,11 +1,13 @@
 /**
- * Where a wallet's position comes from: an async port so a team can back it with the chain
- * (ERC-4626 `convertToAssets` via an RPC) without touching the core. The in-memory implementation,
- * filled from fixtures, is the embedded default.
+ * Where a wallet's position comes from: a port so a team can back it with the chain (ERC-4626
+ * `convertToAssets` via an RPC) without touching the core; it answers with the holding or a
+ * promise of it (`MaybePromise`). The in-memory implementation, filled from fixtures, is the
+ * embedded default.
  * @module
  */
 import { chainAddressKey } from "../evm/chain-address.js";
 import { convertToAssets } from "../math/yield-math.js";
+import type { MaybePromise } from "./maybe-promise.js";
 import type { ProductRecord } from "./product-source.js";
 
 /** A wallet's holding in a product's wrapper, in base units. */
@@ -18,7 +20,7 @@ export interface Holding {
 
 export interface PositionSource {
   /** `wallet` is in EIP-55 form. A wallet that holds nothing gets zero shares and assets. */
-  getHolding(product: ProductRecord, wallet: string): Promise<Holding>;
+  getHolding(product: ProductRecord, wallet: string): MaybePromise<Holding>;
 }
 
 /** State of one ERC-4626 wrapper: totals and per-wallet shares, all in base units. */

@@ -1,14 +1,16 @@
 /**
- * Where USD prices come from: an async port (an oracle, a price API); the in-memory
- * implementation, filled from fixtures, is the embedded default.
+ * Where USD prices come from: a port (an oracle, a price API) that answers with the price or a
+ * promise of it (`MaybePromise`); the in-memory implementation, filled from fixtures, is the
+ * embedded default.
  * @module
  */
 import { chainAddressKey } from "../evm/chain-address.js";
+import type { MaybePromise } from "./maybe-promise.js";
 import type { ProductRecord } from "./product-source.js";
 
 export interface PriceSource {
   /** USD price of one whole unit of the product's asset, scaled by 10^18; undefined when unknown. */
-  getUsdPriceWad(product: ProductRecord): Promise<bigint | undefined>;
+  getUsdPriceWad(product: ProductRecord): MaybePromise<bigint | undefined>;
 }
 
 export interface AssetPrice {

@@ -1,8 +1,10 @@
 /**
- * Where products come from: an async port so a team can back it with a database without touching
- * the core. The in-memory implementation, filled from fixtures, is the embedded default.
+ * Where products come from: a port so a team can back it with a database without touching the
+ * core; each method answers with its value or a promise of it (`MaybePromise`). The in-memory
+ * implementation, filled from fixtures, is the embedded default.
  * @module
  */
+import type { MaybePromise } from "./maybe-promise.js";
 
 /**
  * A product's lifecycle state (CONTRACT §8): `active ⇄ paused`, either `→ deprecated` (terminal).
@@ -45,9 +47,9 @@ export interface ProductMetrics {
 
 export interface ProductSource {
   /** All of the partner's products, every status, ordered by slug (CONTRACT §8). */
-  listProducts(partnerId: string): Promise<readonly ProductRecord[]>;
+  listProducts(partnerId: string): MaybePromise<readonly ProductRecord[]>;
   /** The partner's product with this slug, or undefined (also for another partner's slug). */
-  getProduct(partnerId: string, slug: string): Promise<ProductRecord | undefined>;
+  getProduct(partnerId: string, slug: string): MaybePromise<ProductRecord | undefined>;
 }
 
 export class MemoryProductSource implements ProductSource {

@@ -1,8 +1,10 @@
 /**
  * Rate limiting (CONTRACT §7 and the failed-authentication limit of §4): an exact rolling window.
  * In ANY interval of `windowMs`, at most `limit` hits are allowed; refused hits are not counted.
- * A backend (memory, Redis, …) implements `RateLimiter`.
+ * A backend (memory, Redis, …) implements `RateLimiter`; `hit` and `peek` answer with the decision
+ * or a promise of it (`MaybePromise`).
  */
+import type { MaybePromise } from "./maybe-promise.js";
 
 export interface RateDecision {
   /** Whether this hit was allowed (and counted). */
@@ -21,9 +23,9 @@ export interface RateDecision {
 
 export interface RateLimiter {
   /** Counts one hit for `key` if fewer than `limit` hits fall in the last `windowMs`. */
-  hit(key: string, limit: number, windowMs: number): Promise<RateDecision>;
+  hit(key: string, limit: number, windowMs: number): MaybePromise<RateDecision>;
   /** The decision a hit would get now, without counting anything. */
-  peek(key: string, limit: number, windowMs: number): Promise<RateDecision>;
+  peek(key: string, limit: number, windowMs: number): MaybePromise<RateDecision>;
   close(): Promise<void>;
 }
 
