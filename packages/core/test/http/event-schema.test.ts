@@ -1,7 +1,9 @@
 /**
  * The schema step's plain check (`acceptedBySchema`) against the zod schema it stands in for
  * (`PartnerEvent`, which still names what fails): the two must agree on every body `JSON.parse`
- * can make, or an event would be judged by two rules.
+ * can make, or an event would be judged by two rules. Each kind of body is generated on its own
+ * (accepted ones, and refused ones of each kind), so every run checks both answers whatever its
+ * seed; the mixed generator adds bodies of several faults at once.
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
@@ -12,13 +14,65 @@ import { EVENT_TYPES, PartnerEvent } from "../../src/http/schemas.js";
 import { fcParams } from "../fc-config.js";
 
 const VALID = { event_type: "partner.user.created", occurred_at: "2026-11-20T10:15:00Z", data: { a: 1 } };
+const MEMBERS = ["event_type", "occurred_at", "data"] as const;
 
-type Member = "event_type" | "occurred_at" | "data";
+type Member = (typeof MEMBERS)[number];
+type Members = Record<Member, string>;
 
-/** Values of a member, right and wrong, as JSON texts. */
-const member = {
+const pad2 = (n: number) => String(n).padStart(2, "0");
+const digits = (min: number, max: number) =>
+  fc.string({ unit: fc.constantFrom(..."0123456789"), minLength: min, maxLength: max });
+
+/** RFC 3339 date-times §5 accepts: years 0000-9999, `T`/`t`, any fraction, `Z`/`z` or ±hh:mm, a leap second. */
+const dateTime = fc
+  .record({
+    date: fc.date({
+      min: new Date("0000-01-01T00:00:00.000Z"),
+      max: new Date("9999-12-31T23:59:59.999Z"),
+      noInvalidDate: true,
+    }),
+    t: fc.constantFrom("T", "t"),
+    fraction: fc.option(digits(1, 9), { nil: undefined }),
+    leapSecond: fc.boolean(),
+    offset: fc.oneof(
+      fc.constantFrom("Z", "z"),
+      fc
+        .tuple(fc.constantFrom("+", "-"), fc.integer({ min: 0, max: 23 }), fc.integer({ min: 0, max: 59 }))
+        .map(([sign, h, m]) => `${sign}${pad2(h)}:${pad2(m)}`),
+    ),
+  })
+  .map(({ date, t, fraction, leapSecond, offset }) => {
+    const iso = date.toISOString(); // YYYY-MM-DDTHH:MM:SS.sssZ
+    let time = iso.slice(11, 19);
+    if (leapSecond && time.slice(3, 5) === "59") time = `${time.slice(0, 6)}60`;
+    return `${iso.slice(0, 10)}${t}${time}${fraction === undefined ? "" : `.${fraction}`}${offset}`;
+  });
+
+/** Values of each member the schema accepts, as JSON texts. */
+const right: { readonly [M in Member]: fc.Arbitrary<string> } = {
+  event_type: fc.constantFrom(...EVENT_TYPES).map((t) => JSON.stringify(t)),
+  occurred_at: fc.oneof(
+    dateTime.map((d) => JSON.stringify(d)),
+    fc.constantFrom(
+      '"2026-11-20T10:15:00Z"',
+      '"2024-02-29t23:59:60+01:00"',
+      '"2026-11-20T10:15:00.123456789-23:59"',
+    ),
+  ),
+  data: fc.oneof(
+    {
+      weight: 3,
+      arbitrary: fc
+        .dictionary(fc.string({ maxLength: 3 }), fc.jsonValue({ maxDepth: 2 }))
+        .map((v) => JSON.stringify(v)),
+    },
+    fc.constantFrom("{}", '{"__proto__":{"x":1}}', '{"constructor":1}'),
+  ),
+};
+
+/** Values of each member the schema refuses, as JSON texts. */
+const wrong: { readonly [M in Member]: fc.Arbitrary<string> } = {
   event_type: fc.oneof(
-    { weight: 4, arbitrary: fc.constantFrom(...EVENT_TYPES).map((t) => JSON.stringify(t)) },
     fc.constantFrom(
       '"partner.user"',
       '"Partner.user.created"',
@@ -29,84 +83,153 @@ const member = {
       "{}",
       '"partner.user.created "',
     ),
+    fc
+      .string({ maxLength: 30 })
+      .filter((s) => !(EVENT_TYPES as readonly string[]).includes(s))
+      .map((s) => JSON.stringify(s)),
   ),
   occurred_at: fc.oneof(
-    { weight: 2, arbitrary: fc.date({ noInvalidDate: true }).map((d) => JSON.stringify(d.toISOString())) },
     fc.constantFrom(
-      '"2026-11-20T10:15:00Z"',
-      '"2024-02-29t23:59:60+01:00"',
       '"2026-02-29T10:15:00Z"',
+      '"2026-04-31T10:15:00Z"',
+      '"2026-11-20T24:00:00Z"',
+      '"2026-11-20T10:15:60Z"',
+      '"2026-11-20T10:15:00+24:00"',
       '"2026-11-20T10:15:00"',
       '"2026-11-20 10:15:00Z"',
-      '"2026-11-20T10:15:00.123456789-23:59"',
+      '"26-11-20T10:15:00Z"',
+      `"2026-11-20T10:15:00.${"1".repeat(60)}Z"`,
       "null",
       "1763633700",
       "{}",
     ),
+    // A right date-time without its offset, or with a space for its `T`.
+    dateTime.map((d) => JSON.stringify(d.replace(/([Zz]|[+-][0-9]{2}:[0-9]{2})$/, ""))),
+    dateTime.map((d) => JSON.stringify(d.replace(/[Tt]/, " "))),
   ),
   data: fc.oneof(
-    {
-      weight: 3,
-      arbitrary: fc
-        .dictionary(fc.string({ maxLength: 3 }), fc.jsonValue({ maxDepth: 2 }))
-        .map((v) => JSON.stringify(v)),
-    },
-    fc.constantFrom(
-      "{}",
-      '{"__proto__":{"x":1}}',
-      '{"constructor":1}',
-      "[]",
-      "[{}]",
-      "null",
-      '"x"',
-      "0",
-      "true",
-    ),
-    fc.jsonValue({ maxDepth: 2 }).map((v) => JSON.stringify(v)),
+    fc.constantFrom("[]", "[{}]", "null", '"x"', "0", "true"),
+    fc
+      .oneof(
+        fc.array(fc.jsonValue({ maxDepth: 2 }), { maxLength: 3 }),
+        fc.string(),
+        fc.integer(),
+        fc.boolean(),
+      )
+      .map((v) => JSON.stringify(v)),
   ),
 };
 const extraKey = fc.constantFrom("__proto__", "constructor", "toString", "Event_type", "extra", "");
+const extraValue = fc.constantFrom("1", "null", "{}");
 
-/** A body: the three members each present or not, in any order, perhaps with one more. */
-const body = fc
-  .record({
-    members: fc.oneof(
-      { weight: 3, arbitrary: fc.constant<Member[]>(["event_type", "occurred_at", "data"]) },
-      fc.subarray<Member>(["event_type", "occurred_at", "data"]),
-    ),
-    event_type: member.event_type,
-    occurred_at: member.occurred_at,
-    data: member.data,
-    extra: fc.option(fc.tuple(extraKey, fc.constantFrom("1", "null", "{}")), { nil: undefined, freq: 3 }),
-    shuffle: fc.boolean(),
-  })
-  .map((b) => {
-    const pairs = b.members.map((name) => `${JSON.stringify(name)}:${b[name]}`);
-    if (b.extra !== undefined) pairs.push(`${JSON.stringify(b.extra[0])}:${b.extra[1]}`);
-    if (b.shuffle) pairs.reverse();
-    return `{${pairs.join(",")}}`;
-  });
-const notAnObject = fc.constantFrom("[]", "null", '"event"', "1", "true", `[${JSON.stringify(VALID)}]`);
+/** An object's text from its members' names and JSON texts, in the order given. */
+function objectText(pairs: readonly (readonly [string, string])[]): string {
+  return `{${pairs.map(([name, text]) => `${JSON.stringify(name)}:${text}`).join(",")}}`;
+}
+
+/** The members in any order, perhaps only some of them (`minLength`, `maxLength`). */
+function inAnyOrder(
+  members: Members,
+  extra: readonly (readonly [string, string])[] = [],
+  lengths: { minLength?: number; maxLength?: number } = {},
+): fc.Arbitrary<string> {
+  const pairs: (readonly [string, string])[] = [...MEMBERS.map((m) => [m, members[m]] as const), ...extra];
+  return fc
+    .shuffledSubarray(pairs, { minLength: lengths.minLength ?? pairs.length, ...lengths })
+    .map(objectText);
+}
+
+/** The three members' values, each from `pick`. */
+const members = (pick: (m: Member) => fc.Arbitrary<string>) =>
+  fc.record({ event_type: pick("event_type"), occurred_at: pick("occurred_at"), data: pick("data") });
+
+/** Bodies of the three members in any order, each right but `faulty` (if given), which is wrong. */
+const threeMembers = (faulty?: Member) =>
+  members((m) => (m === faulty ? wrong[m] : right[m])).chain((m) => inAnyOrder(m));
+
+/** Bodies the schema accepts: the three members, each right, in any order. */
+const acceptedBody = threeMembers();
+
+/** Bodies the schema refuses, one kind of fault each. */
+const refusedBodies: Readonly<Record<string, fc.Arbitrary<string>>> = {
+  "a body with a wrong event_type": threeMembers("event_type"),
+  "a body with a wrong occurred_at": threeMembers("occurred_at"),
+  "a body whose data is not an object": threeMembers("data"),
+  "a body missing a member": members((m) => right[m]).chain((m) =>
+    inAnyOrder(m, [], { minLength: 0, maxLength: 2 }),
+  ),
+  "a body with one member too many": fc
+    .tuple(
+      members((m) => right[m]),
+      extraKey,
+      extraValue,
+    )
+    .chain(([m, key, value]) => inAnyOrder(m, [[key, value]])),
+  "a value that is not an object": fc.constantFrom(
+    "[]",
+    "null",
+    '"event"',
+    "1",
+    "true",
+    `[${JSON.stringify(VALID)}]`,
+  ),
+};
+
+/** Any body: each member right or wrong, present or not, in any order, perhaps with one more. */
+const mixedBody = fc.oneof(
+  {
+    weight: 9,
+    arbitrary: fc
+      .record({
+        members: members((m) => fc.oneof({ weight: 3, arbitrary: right[m] }, wrong[m])),
+        extra: fc.option(fc.tuple(extraKey, extraValue), { nil: undefined, freq: 3 }),
+        some: fc.boolean(),
+      })
+      .chain(({ members: m, extra, some }) =>
+        inAnyOrder(m, extra === undefined ? [] : [extra], some ? { minLength: 0 } : {}),
+      ),
+  },
+  { weight: 1, arbitrary: refusedBodies["a value that is not an object"]! },
+);
+
+/** Both checks' answers for a body text. */
+function answers(text: string): { plain: boolean; zod: boolean } {
+  const value = JSON.parse(text) as unknown;
+  return { plain: acceptedBySchema(value), zod: PartnerEvent.safeParse(value).success };
+}
+
+const runs = () => ({ ...fcParams(), numRuns: Math.max(fcParams().numRuns ?? 200, 1000) });
 
 describe("the plain schema check (CONTRACT §5 PartnerEvent)", () => {
   test("property: accepts exactly what the zod schema accepts, for any parsed body", () => {
-    let accepted = 0;
-    let refused = 0;
     fc.assert(
-      fc.property(fc.oneof({ weight: 9, arbitrary: body }, { weight: 1, arbitrary: notAnObject }), (text) => {
-        const value = JSON.parse(text) as unknown;
-        const zod = PartnerEvent.safeParse(value).success;
-        assert.equal(acceptedBySchema(value), zod, text);
-        if (zod) accepted++;
-        else refused++;
+      fc.property(mixedBody, (text) => {
+        const { plain, zod } = answers(text);
+        assert.equal(plain, zod, text);
       }),
-      { ...fcParams(), numRuns: Math.max(fcParams().numRuns ?? 200, 1000) },
-    );
-    assert.ok(
-      accepted > 20 && refused > 20,
-      `both answers were seen (${accepted} accepted, ${refused} refused)`,
+      runs(),
     );
   });
+
+  test("property: both accept a body of the three right members, in any order", () => {
+    fc.assert(
+      fc.property(acceptedBody, (text) => {
+        assert.deepEqual(answers(text), { plain: true, zod: true }, text);
+      }),
+      fcParams(),
+    );
+  });
+
+  for (const [kind, refusedBody] of Object.entries(refusedBodies)) {
+    test(`property: both refuse ${kind}`, () => {
+      fc.assert(
+        fc.property(refusedBody, (text) => {
+          assert.deepEqual(answers(text), { plain: false, zod: false }, text);
+        }),
+        fcParams(),
+      );
+    });
+  }
 
   test("an accepted body gives its members as parsed; a refused one is named by zod", () => {
     const text =
