@@ -41,6 +41,23 @@ function holdsNumber(value: unknown): boolean {
   return false;
 }
 
+/** Characters JSON.stringify escapes in a string: `"`, `\\`, controls and lone surrogates. */
+const JSON_ESCAPED =
+  /["\\\u0000-\u001f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/** The value with every character JSON escapes taken out of its strings and keys. */
+function withoutEscapes<T>(value: T): T {
+  if (typeof value === "string") return value.replace(JSON_ESCAPED, "") as T;
+  if (Array.isArray(value)) return value.map(withoutEscapes) as T;
+  if (value !== null && typeof value === "object") {
+    // Object.fromEntries defines own properties, `__proto__` included.
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [withoutEscapes(k), withoutEscapes(v)]),
+    ) as T;
+  }
+  return value;
+}
+
 function nested(depth: number): string {
   return "[".repeat(depth) + "]".repeat(depth);
 }
@@ -128,44 +145,84 @@ describe("canonicalJson (CONTRACT §5)", () => {
     );
   });
 
+  // Strings of any code points (astral ones, i.e. surrogate pairs, included). `unescaped` is for
+  // the texts that come out of JSON.stringify without a backslash: values are generated of that
+  // kind and of the other (one string that JSON escapes, somewhere), so every run checks both.
+  const text = fc.string({ unit: "grapheme", maxLength: 12 });
+  const anyValue = fc.oneof(
+    fc.jsonValue({ maxDepth: 4 }),
+    fc.dictionary(text, fc.oneof(text, fc.integer(), fc.dictionary(text, text, { maxKeys: 3 })), {
+      maxKeys: 5,
+    }),
+  );
+  /** A value none of whose strings JSON escapes: the characters it would escape are taken out. */
+  const plainValue = anyValue.map(withoutEscapes);
+  /** A string holding at least one character JSON escapes. */
+  const escapedString = fc
+    .tuple(
+      text.map(withoutEscapes),
+      fc.oneof(
+        fc.constantFrom('"', "\\", "\ud800", "\udfff"),
+        fc.integer({ min: 0, max: 0x1f }).map((c) => String.fromCharCode(c)),
+      ),
+      text.map(withoutEscapes),
+    )
+    .map(([before, escaped, after]) => `${before}${escaped}${after}`);
+  /** A value with one string JSON escapes, as a key or as a value. */
+  const escapedValue = fc
+    .tuple(plainValue, escapedString, fc.boolean())
+    .map(([value, escaped, asKey]): unknown => (asKey ? { [escaped]: value } : [value, escaped]));
+  const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+  /** The value as a strict UTF-8 decoder hands its JSON text over, and that text parsed. */
+  function throughUtf8(value: unknown): { source: string; parsed: unknown } {
+    const source = utf8.decode(new TextEncoder().encode(JSON.stringify(value)));
+    return { source, parsed: JSON.parse(source) as unknown };
+  }
+  function checkPlain(source: string, parsed: unknown): void {
+    const fast = unwrap(canonicalJsonScan(parsed, { unescaped: true }));
+    const slow = unwrap(canonicalJsonScan(parsed));
+    assert.equal(fast.text, slow.text);
+    assert.equal(fast.text, reference(parsed));
+    assert.equal(fast.numbers, slow.numbers, source);
+  }
+  function checkEscaped(source: string, parsed: unknown): void {
+    // A backslash in the source is an escape in some string: the fast text holds that string's
+    // raw character instead, so it is not the canonical text.
+    const fast = unwrap(canonicalJsonScan(parsed, { unescaped: true }));
+    const slow = unwrap(canonicalJsonScan(parsed));
+    assert.notEqual(fast.text, slow.text, source);
+  }
+
   test("property: `unescaped` writes the same text for a value parsed from a strict UTF-8 text with no backslash", () => {
-    // Strings of any code points (astral ones, i.e. surrogate pairs, included), some of which
-    // JSON.stringify escapes; the texts that come out without a backslash are the ones `unescaped`
-    // is for. Each run also checks the option on a text that has one, where it must not be used:
-    // the texts differ whenever a string holds a character JSON escapes.
-    const text = fc.string({ unit: "grapheme", maxLength: 12 });
-    const value = fc.oneof(
-      fc.jsonValue({ maxDepth: 4 }),
-      fc.dictionary(text, fc.oneof(text, fc.integer(), fc.dictionary(text, text, { maxKeys: 3 })), {
-        maxKeys: 5,
-      }),
-    );
-    const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-    let plain = 0;
-    let escaped = 0;
     fc.assert(
-      fc.property(value, (v) => {
-        const source = utf8.decode(new TextEncoder().encode(JSON.stringify(v)));
-        const parsed = JSON.parse(source) as unknown;
-        const fast = unwrap(canonicalJsonScan(parsed, { unescaped: true }));
-        const slow = unwrap(canonicalJsonScan(parsed));
-        if (!source.includes("\\")) {
-          plain++;
-          assert.equal(fast.text, slow.text);
-          assert.equal(fast.text, reference(parsed));
-          assert.equal(fast.numbers, slow.numbers);
-        } else {
-          escaped++;
-          // A backslash in the source is an escape in some string: the fast text holds that
-          // string's raw character instead, so it is not the canonical text.
-          assert.notEqual(fast.text, slow.text);
-        }
+      fc.property(plainValue, (v) => {
+        const { source, parsed } = throughUtf8(v);
+        assert.ok(!source.includes("\\"), source);
+        checkPlain(source, parsed);
       }),
       fcParams(),
     );
-    assert.ok(
-      plain > 0 && escaped > 0,
-      `both kinds of text were tried (${plain} without a backslash, ${escaped} with)`,
+  });
+
+  test("property: on a text with a backslash `unescaped` writes another text (the option is the caller's promise)", () => {
+    fc.assert(
+      fc.property(escapedValue, (v) => {
+        const { source, parsed } = throughUtf8(v);
+        assert.ok(source.includes("\\"), source);
+        checkEscaped(source, parsed);
+      }),
+      fcParams(),
+    );
+  });
+
+  test("property: on any value, `unescaped` writes the canonical text exactly when the source has no backslash", () => {
+    fc.assert(
+      fc.property(anyValue, (v) => {
+        const { source, parsed } = throughUtf8(v);
+        if (source.includes("\\")) checkEscaped(source, parsed);
+        else checkPlain(source, parsed);
+      }),
+      fcParams(),
     );
   });
 
