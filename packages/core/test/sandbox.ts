@@ -1,7 +1,7 @@
 /** Test support: the repo's sandbox fixtures and demo credentials, loaded once. */
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { DEMO_CREDENTIALS } from "../../node-adapter/src/demo.js";
+import { DEMO_CREDENTIALS, withDemoProductionKey } from "../../node-adapter/src/demo.js";
 import {
   FIXTURE_FILES,
   type FixtureFileName,
@@ -14,10 +14,13 @@ import {
 export const FIXTURES_DIR = fileURLToPath(new URL("../../../fixtures/", import.meta.url));
 export const DEMO = DEMO_CREDENTIALS;
 
+/** The fixture files, with the demo production key's record the sandbox adds (`withDemoProductionKey`). */
 export function readFixtureFiles(): Record<FixtureFileName, unknown> {
-  return Object.fromEntries(
-    FIXTURE_FILES.map((file) => [file, JSON.parse(readFileSync(FIXTURES_DIR + file, "utf8"))]),
-  ) as Record<FixtureFileName, unknown>;
+  return withDemoProductionKey(
+    Object.fromEntries(
+      FIXTURE_FILES.map((file) => [file, JSON.parse(readFileSync(FIXTURES_DIR + file, "utf8"))]),
+    ) as Record<FixtureFileName, unknown>,
+  );
 }
 
 /** Fresh in-memory stores filled from the fixtures. */

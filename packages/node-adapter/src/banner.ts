@@ -34,13 +34,16 @@ export interface BannerInput {
   readonly sources?: readonly string[] | undefined;
 }
 
-/** The demo credentials, when the loaded fixtures hold the demo key of this environment (active). */
+/**
+ * The demo credentials, when the loaded data hold the demo sandbox key (active). Never outside the
+ * sandbox: a production server prints no credential (and refuses published ones, cli.ts).
+ */
 export async function demoCredentialsIn(
   data: BannerData,
   environment: Environment,
 ): Promise<{ apiKey: string; signingSecret: string | undefined } | undefined> {
-  const apiKey =
-    environment === "sandbox" ? DEMO_CREDENTIALS.sandboxApiKey : DEMO_CREDENTIALS.productionApiKey;
+  if (environment !== "sandbox") return undefined;
+  const apiKey = DEMO_CREDENTIALS.sandboxApiKey;
   const record = await data.keys.findByHash(hashApiKey(apiKey, nodeSha256));
   if (record === undefined || record.status !== "active" || record.environment !== environment)
     return undefined;
@@ -73,10 +76,15 @@ export async function formatBanner(input: BannerInput): Promise<string> {
     "",
   ];
   if (demo === undefined) {
-    lines.push("These fixtures do not hold the demo key: use one of your own keys below.", "");
+    lines.push(
+      environment === "sandbox"
+        ? "These fixtures do not hold the demo key: use one of your own keys below."
+        : "No credential is printed in production: use one of your partner's keys below.",
+      "",
+    );
   } else {
     lines.push(
-      "Demo credentials (they unlock only the sandbox fixtures; published in the README):",
+      "Demo credentials (sandbox only; published in the README, so production refuses them):",
       `  API key         ${demo.apiKey}`,
       ...(demo.signingSecret === undefined ? [] : [`  signing secret  ${demo.signingSecret}`]),
       "",

@@ -4,13 +4,19 @@
  * or fixture. Lifecycle messages go to stderr; stdout holds the banner and the request log.
  * @module
  */
-import { FixtureError, redactCredentials, StoreUnavailableError } from "@partner-yield/core";
+import { FixtureError, type Partner, redactCredentials, StoreUnavailableError } from "@partner-yield/core";
 import { ADMIN_GROUPS, runAdminCommand } from "./admin-cli.js";
 import { type Backends, openBackends } from "./backends.js";
 import { formatBanner } from "./banner.js";
 import { helpText, parseCommandLine, type ServeConfig, UsageError } from "./cli-options.js";
 import { runDbCommand } from "./db-command.js";
 import { setHeapGrowth } from "./heap-growth.js";
+import {
+  type PublishedCredential,
+  publishedCredentialsMessage,
+  publishedInDatabase,
+  publishedInStores,
+} from "./published-credentials.js";
 import { createNodePartnerApi, startServer } from "./server.js";
 
 // A reader that stops early (`partner-yield --help | head`, a log pipe that died) is not an
@@ -76,6 +82,31 @@ async function serve(config: ServeConfig): Promise<void> {
     throw error;
   }
   const { banner: data, description, readinessChecks, priceTable, ...stores } = backends;
+  if (config.environment === "production") {
+    // A published demo credential never unlocks production (CONTRACT §4, "Published credentials").
+    let found: PublishedCredential[];
+    try {
+      found =
+        config.databaseUrl === undefined
+          ? await publishedInStores(
+              stores.keys,
+              stores.partners,
+              data.partnerList.map((p) => (p as Partner).id),
+            )
+          : await publishedInPostgres(config.databaseUrl);
+    } catch (error) {
+      await closeStores(stores);
+      fail(EXIT_FAILURE, `cannot start: ${(error as Error).message}`);
+      return;
+    }
+    if (found.length > 0) {
+      const source =
+        config.databaseUrl === undefined ? `the fixtures in ${config.fixturesDir}` : "the database";
+      await closeStores(stores);
+      fail(EXIT_USAGE, publishedCredentialsMessage(found, "serve", source).trimEnd());
+      return;
+    }
+  }
   // Only with --rpc-url / --price-table / --price-max-age: a server without them never loads viem.
   // The chain sources wrap whatever holds the products, positions and prices (fixtures or
   // PostgreSQL, whose prices they age).
@@ -157,6 +188,29 @@ async function serve(config: ServeConfig): Promise<void> {
   };
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
+}
+
+/** The published credentials active in the database, over a connection of its own. */
+async function publishedInPostgres(url: string): Promise<PublishedCredential[]> {
+  const postgres = await import("@partner-yield/store-postgres");
+  const pool = postgres.createPool({ connectionString: url, max: 1 });
+  try {
+    return await publishedInDatabase((text, values) => pool.query(text, [...values]));
+  } finally {
+    await pool.end().catch(() => undefined);
+  }
+}
+
+/** Closes every store `openBackends` opened (a server that will not start). */
+async function closeStores(
+  stores: Omit<Backends, "banner" | "description" | "readinessChecks" | "priceTable">,
+) {
+  const closables = new Set<object | undefined>(Object.values(stores));
+  await Promise.allSettled(
+    [...closables].map((c) =>
+      c !== undefined && "close" in c && typeof c.close === "function" ? c.close() : undefined,
+    ),
+  );
 }
 
 /** A broken idle connection (the pools reconnect by themselves): one JSON line on stderr. */

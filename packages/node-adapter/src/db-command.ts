@@ -14,6 +14,7 @@ import {
 } from "@partner-yield/core";
 import { redactUrl } from "./backends.js";
 import { loadFixtureDir } from "./fixture-dir.js";
+import { publishedCredentialsMessage, publishedInFixtures } from "./published-credentials.js";
 
 const EXIT_OK = 0;
 const EXIT_FAILURE = 1;
@@ -27,19 +28,24 @@ export function dbHelpText(): string {
     "",
     "Usage:",
     "  partner-yield db migrate [--database-url URL]               apply the pending schema migrations",
-    "  partner-yield db import-fixtures DIR [--database-url URL]   load DIR's partners.json, products.json,",
+    "  partner-yield db import-fixtures DIR [--env ENV] [--database-url URL]",
+    "                                                               load DIR's partners.json, products.json,",
     "                                                               vaults.json and prices.json",
     "  partner-yield db status [--database-url URL]                schema version and rows per table",
     "  partner-yield db --help                                     this text",
     "",
     "Options:",
-    "  --database-url URL   DATABASE_URL   postgres://user:password@host:port/database (required)",
+    "  --database-url URL   DATABASE_URL        postgres://user:password@host:port/database (required)",
+    "  --env ENV            PARTNER_YIELD_ENV   import-fixtures: the environment the data will serve,",
+    "                                           sandbox (default) | production",
     "",
     "migrate is safe to run from several processes at once and again (it then applies nothing); a",
     "server refuses to start until the schema is current. import-fixtures validates the files first",
     "(nothing is written when one is invalid), then writes them in one transaction: a row equal to",
     "its file entry is left alone, so importing twice changes nothing; rows the files do not name are",
-    "kept; a key or signing secret revoked in the database is never re-activated.",
+    "kept; a key or signing secret revoked in the database is never re-activated. With --env production",
+    "it refuses (exit 2, nothing written) files holding a credential published with partner-yield (the",
+    "demo keys and signing secrets of the README and fixtures/): `serve --env production` would refuse them.",
     "",
     "Exit status: 0 done (status: the schema is current); 1 the database cannot be reached or a",
     "statement failed; 2 a bad command line or fixture file; 3 the schema is not the one this",
@@ -77,6 +83,13 @@ export async function runDbCommand(
   if (rest.length > expected) return usage(`unexpected argument "${rest[expected]}"`);
   const database = databaseUrlOf(values["database-url"], env);
   if (!database.ok) return usage(database.reason);
+  if (values.env !== undefined && command !== "import-fixtures")
+    return usage("--env applies to import-fixtures only");
+  const environment = values.env ?? (env["PARTNER_YIELD_ENV"] || "sandbox");
+  if (environment !== "sandbox" && environment !== "production")
+    return usage(
+      `${values.env === undefined ? "PARTNER_YIELD_ENV" : "--env"} must be sandbox or production, not ${JSON.stringify(environment.slice(0, 40))}`,
+    );
   const url = database.value;
 
   // Validate the files before connecting: a bad file changes nothing and says where it is wrong.
@@ -88,6 +101,9 @@ export async function runDbCommand(
       if (!(error instanceof FixtureError)) throw error;
       return fail(EXIT_USAGE, `invalid fixtures: ${error.message}`);
     }
+    const published = environment === "production" ? publishedInFixtures(data) : [];
+    if (published.length > 0)
+      return fail(EXIT_USAGE, publishedCredentialsMessage(published, "import", rest[0]!).trimEnd());
   }
 
   const postgres = await import("@partner-yield/store-postgres");
@@ -180,7 +196,11 @@ function parseDbFlags(argv: readonly string[]) {
     args: [...argv],
     strict: true,
     allowPositionals: true,
-    options: { "database-url": { type: "string" }, help: { type: "boolean", short: "h" } },
+    options: {
+      "database-url": { type: "string" },
+      env: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
   });
 }
 

@@ -20,3 +20,60 @@ export const DEMO_CREDENTIALS = Object.freeze({
   /** A wallet with positions in several Northwind products. */
   walletWithPositions: "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
 });
+
+/**
+ * The demo production key's record. The fixtures hold only sandbox credentials; a sandbox server
+ * on the demo fixtures adds this record so that a production key answers 401 `wrong_environment`
+ * there, as a real partner's production key would on a sandbox deployment sharing its key table.
+ * `key_hash` is the SHA-256 of `DEMO_CREDENTIALS.productionApiKey`.
+ */
+export const DEMO_PRODUCTION_KEY_ROW = Object.freeze({
+  key_hash: "b85c6714ecb4230cbf03ae9ec12a6a1343b336da983dd8fe5cb2d3cf462d152b",
+  environment: "production",
+  status: "active",
+  label: "demo production key (sandbox only: answers 401 wrong_environment)",
+} as const);
+
+/**
+ * Every credential published with partner-yield (README, this file, the fixtures): anyone can
+ * read them, so none may ever unlock a production server (CONTRACT §4, "Published credentials").
+ */
+export const PUBLISHED_API_KEYS: readonly string[] = Object.freeze([
+  DEMO_CREDENTIALS.sandboxApiKey,
+  DEMO_CREDENTIALS.productionApiKey,
+  DEMO_CREDENTIALS.revokedSandboxApiKey,
+  DEMO_CREDENTIALS.otherPartnerSandboxApiKey,
+]);
+export const PUBLISHED_SIGNING_SECRETS: readonly string[] = Object.freeze([
+  DEMO_CREDENTIALS.signingSecret,
+  DEMO_CREDENTIALS.rotatedSigningSecret,
+  DEMO_CREDENTIALS.otherPartnerSigningSecret,
+]);
+
+/**
+ * The fixture files with `DEMO_PRODUCTION_KEY_ROW` added to the demo partner, when they are the
+ * demo fixtures (they hold the demo sandbox key); any other files are returned as they are.
+ * @example loadFixtures(withDemoProductionKey(readFixtureDir("fixtures/")));
+ */
+export function withDemoProductionKey<T extends Record<string, unknown>>(files: T): T {
+  const partners = files["partners.json"];
+  if (!Array.isArray(partners)) return files;
+  const demo = partners.find(
+    (p: unknown) =>
+      typeof p === "object" && p !== null && (p as { id?: unknown }).id === DEMO_CREDENTIALS.partnerId,
+  ) as { api_keys?: unknown } | undefined;
+  const keys = demo?.api_keys;
+  if (!Array.isArray(keys)) return files;
+  const hashes = keys.map((k: unknown) =>
+    typeof k === "object" && k !== null ? (k as { key_hash?: unknown }).key_hash : undefined,
+  );
+  if (!hashes.includes(DEMO_SANDBOX_KEY_HASH) || hashes.includes(DEMO_PRODUCTION_KEY_ROW.key_hash))
+    return files;
+  const extended = partners.map((p: unknown) =>
+    p === demo ? { ...(p as object), api_keys: [...keys, { ...DEMO_PRODUCTION_KEY_ROW }] } : p,
+  );
+  return { ...files, "partners.json": extended };
+}
+
+/** SHA-256 of `DEMO_CREDENTIALS.sandboxApiKey`: how the demo fixtures are recognised. */
+const DEMO_SANDBOX_KEY_HASH = "8ad8f1a05a0b75b6b5dbfa697db3abed1fdfa7372d6a233a5cf904a44417def5";

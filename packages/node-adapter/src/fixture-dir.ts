@@ -14,6 +14,7 @@ import {
   loadFixtures,
   type SandboxData,
 } from "@partner-yield/core";
+import { withDemoProductionKey } from "./demo.js";
 
 /**
  * The repository's `fixtures/` directory, resolved from this file (src/ or dist/), not the cwd.
@@ -50,9 +51,13 @@ export function readFixtureDir(dir: string): Record<FixtureFileName, unknown> {
 }
 
 /**
- * Reads and validates the fixtures in `dir` and builds the in-memory stores.
+ * Reads and validates the fixtures in `dir` and builds the in-memory stores. The demo fixtures get
+ * the demo production key's record (`withDemoProductionKey`), which the files do not hold.
  * @example const data = loadFixtureDir(DEFAULT_FIXTURES_DIR); data.productRecords.length;
  */
 export function loadFixtureDir(dir: string, options: { requirePrices?: boolean } = {}): SandboxData {
-  return loadFixtures(readFixtureDir(dir), { dir, requirePrices: options.requirePrices });
+  return loadFixtures(withDemoProductionKey(readFixtureDir(dir)), {
+    dir,
+    requirePrices: options.requirePrices,
+  });
 }

@@ -15,7 +15,7 @@ import { fileURLToPath } from "node:url";
 import { Client } from "undici";
 import { SCRIPT_END, SCRIPT_START } from "../src/banner.js";
 import { DEFAULT_FIXTURES_DIR, DEFAULT_TIMEOUTS } from "../src/index.js";
-import { DEMO } from "./support.js";
+import { DEMO, privateFixtures } from "./support.js";
 
 const CLI = fileURLToPath(new URL("../src/cli.ts", import.meta.url));
 const REPO = fileURLToPath(new URL("../../../", import.meta.url));
@@ -233,16 +233,29 @@ describe("partner-yield CLI", () => {
   });
 
   test("production, --rate-limit-quota and the JSON request log; SIGINT stops it cleanly", async () => {
-    const server = await startCli(["--env", "production", "--rate-limit-quota", "2", "--log", "json"]);
+    // Production refuses the published demo credentials: these fixtures hold fresh ones.
+    const fixtures = privateFixtures();
+    after(() => fixtures.remove());
+    const server = await startCli([
+      "--env",
+      "production",
+      "--fixtures",
+      fixtures.dir,
+      "--rate-limit-quota",
+      "2",
+      "--log",
+      "json",
+    ]);
     running.push(server.child);
-    assert.ok(server.banner.includes(DEMO.productionApiKey));
+    assert.ok(!server.banner.includes(fixtures.productionApiKey), "no credential printed in production");
+    assert.match(server.banner, /No credential is printed in production/);
     const client = new Client(server.url);
     const statuses: number[] = [];
     for (let i = 0; i < 3; i++) {
       const res = await client.request({
         method: "GET",
         path: "/api/partner/products?secret=zzz",
-        headers: { "x-api-key": DEMO.productionApiKey },
+        headers: { "x-api-key": fixtures.productionApiKey },
       });
       statuses.push(res.statusCode);
       assert.equal(res.headers["ratelimit-policy"], '"production";q=2;w=60');
@@ -252,7 +265,7 @@ describe("partner-yield CLI", () => {
     const sandboxKey = await client.request({
       method: "GET",
       path: "/api/partner/products",
-      headers: { "x-api-key": DEMO.sandboxApiKey },
+      headers: { "x-api-key": fixtures.sandboxApiKey },
     });
     assert.equal(((await sandboxKey.body.json()) as { code: string }).code, "wrong_environment");
     await client.close();
@@ -268,6 +281,6 @@ describe("partner-yield CLI", () => {
       [200, 200, 429, 401],
     );
     assert.ok(entries.every((e) => e.msg === "request" && e.path === "/api/partner/products"));
-    assert.ok(!lines.join("").includes("zzz") && !lines.join("").includes(DEMO.productionApiKey));
+    assert.ok(!lines.join("").includes("zzz") && !lines.join("").includes(fixtures.productionApiKey));
   });
 });
