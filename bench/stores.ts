@@ -2,11 +2,14 @@
  * Store benchmarks (not tests): signed events accepted per second by a `partner-yield serve`
  * process on the in-memory stores, on PostgreSQL, and on PostgreSQL + Redis (1 KiB bodies, a fresh
  * idempotency key each, 50 connections, autocannon), with the server's resident memory after
- * BENCH_EVENTS events (default 100,000); then rate-limit decisions per second, in-process, of the
- * in-memory limiter and the Redis one (50 decisions in flight, 1000 partners of quota 1000).
+ * BENCH_EVENTS events (default 100,000); then, in-process, events stored per second by
+ * `PostgresEventStore.append` (50 appends in flight, a pool of 10, 1 KiB events, a fresh key each)
+ * and rate-limit decisions per second of the in-memory limiter and the Redis one (50 decisions in
+ * flight, 1000 partners of quota 1000).
  *
  *   pnpm bench:stores                         # needs PostgreSQL and Redis (as the tests do)
  *   BENCH_EVENTS=20000 BENCH_SECONDS=3 pnpm bench:stores
+ *   pnpm bench:stores --in-process            # the in-process figures only (no server)
  *
  * Each run uses a database (bench/pg-database.ts) and a Redis key prefix of its own, removed at the end.
  */
@@ -15,14 +18,16 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import { MemoryRateLimiter, type RateLimiter, signBody } from "../packages/core/src/index.js";
-import { uniqueTag } from "../packages/core/src/testing/index.js";
+import { newEvent, uniqueTag } from "../packages/core/src/testing/index.js";
 import { DEMO_CREDENTIALS as DEMO } from "../packages/node-adapter/src/demo.js";
+import { createPool, PostgresEventStore } from "../packages/store-postgres/src/index.js";
 import { connectRedis, RedisRateLimiter } from "../packages/store-redis/src/index.js";
 import { createBenchDatabase } from "./pg-database.js";
 
 const EVENTS = Number(process.env["BENCH_EVENTS"] ?? "100000");
 const SECONDS = Number(process.env["BENCH_SECONDS"] ?? "5");
 const CONNECTIONS = 50;
+const IN_PROCESS_ONLY = process.argv.includes("--in-process");
 const REDIS_URL = process.env["PARTNER_YIELD_TEST_REDIS_URL"] ?? "redis://127.0.0.1:6379";
 const CLI = fileURLToPath(new URL("../packages/node-adapter/src/cli.ts", import.meta.url));
 
@@ -127,6 +132,38 @@ async function decisionsPerSecond(limiter: RateLimiter): Promise<number> {
   return done / ((performance.now() - start) / 1000);
 }
 
+/** Events stored per second by `PostgresEventStore.append`, 50 in flight, each with a new key. */
+async function appendsPerSecond(url: string): Promise<number> {
+  const pool = createPool({ connectionString: url });
+  const store = new PostgresEventStore(pool);
+  const run = `bench-${uniqueTag()}`;
+  const data = { blob: "x".repeat(940) };
+  const event = newEvent({ partnerId: "bench", data, fingerprint: "f".repeat(64) });
+  let i = 0;
+  const append = async () => {
+    const result = await store.append({ ...event, idempotencyKey: `${run}-${i++}` });
+    if (result.status !== "created") throw new Error(`expected created, got ${result.status}`);
+  };
+  try {
+    for (let n = 0; n < 2000; n += CONNECTIONS)
+      await Promise.all(Array.from({ length: CONNECTIONS }, append));
+    let done = 0;
+    const start = performance.now();
+    const end = start + SECONDS * 1000;
+    await Promise.all(
+      Array.from({ length: CONNECTIONS }, async () => {
+        while (performance.now() < end) {
+          await append();
+          done++;
+        }
+      }),
+    );
+    return done / ((performance.now() - start) / 1000);
+  } finally {
+    await pool.end();
+  }
+}
+
 const database = await createBenchDatabase();
 const dbUrl = database.url;
 const redisPrefix = `py-bench:${uniqueTag()}:`;
@@ -138,19 +175,28 @@ try {
   console.log(
     `partner-yield store benchmarks (node ${process.version}; ${CONNECTIONS} connections, 1 KiB signed events, ${SECONDS} s timed, RSS after ${EVENTS.toLocaleString("en-US")} events)`,
   );
-  console.log("\nevents accepted per second (a server process; autocannon in this one)");
-  const memory = await benchEvents("memory", []);
-  const postgres = await benchEvents("postgres", ["--database-url", dbUrl]);
-  const both = await benchEvents("postgres + redis", [
-    "--database-url",
-    dbUrl,
-    "--redis-url",
-    REDIS_URL,
-    "--redis-key-prefix",
-    redisPrefix,
-  ]);
-  for (const row of [postgres, both])
-    console.log(`  ${row.stores}: ${(row.perSecond / memory.perSecond).toFixed(2)}× memory`);
+  if (!IN_PROCESS_ONLY) {
+    console.log("\nevents accepted per second (a server process; autocannon in this one)");
+    const memory = await benchEvents("memory", []);
+    const postgres = await benchEvents("postgres", ["--database-url", dbUrl]);
+    const both = await benchEvents("postgres + redis", [
+      "--database-url",
+      dbUrl,
+      "--redis-url",
+      REDIS_URL,
+      "--redis-key-prefix",
+      redisPrefix,
+    ]);
+    for (const row of [postgres, both])
+      console.log(`  ${row.stores}: ${(row.perSecond / memory.perSecond).toFixed(2)}× memory`);
+  }
+
+  console.log("\nevents stored per second (in-process, PostgresEventStore.append, 50 in flight, pool of 10)");
+  console.log(
+    `  postgres ${Math.round(await appendsPerSecond(dbUrl))
+      .toLocaleString("en-US")
+      .padStart(8)} events/s`,
+  );
 
   console.log("\nrate-limit decisions per second (in-process, 50 in flight, 1000 partners, quota 1000)");
   const memoryLimiter = await decisionsPerSecond(new MemoryRateLimiter());

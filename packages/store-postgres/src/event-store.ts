@@ -1,8 +1,15 @@
 /**
  * Accepted events and their idempotency keys in PostgreSQL (CONTRACT §5). `append` claims the key
- * and stores the event in ONE statement (`INSERT … ON CONFLICT DO NOTHING RETURNING id`); only when
+ * and stores the event in ONE statement (`INSERT … ON CONFLICT DO NOTHING RETURNING`); only when
  * the key was taken does a second statement read its holder. The event is committed before
  * `append` resolves, so an acknowledged event survives any crash of the server.
+ *
+ * Concurrent appends share that statement, and so its commit (group commit): the appends made in
+ * the same turn of the event loop, or while earlier batches hold every slot (`maxInFlight`), go
+ * out as one multi-row insert of at most `maxBatch` events. A lone append goes out at once (after
+ * the current microtasks), as it did before batching. Each append's answer is the one it would get
+ * alone, in the order the appends were made: two appends of one key in a batch send the first and
+ * judge the second against it (duplicate or conflict), never both to the database.
  */
 import type { AppendResult, Environment, EventStore, NewEvent, StoredEvent } from "@partner-yield/core";
 import type pg from "pg";
@@ -18,15 +25,56 @@ const EVENT_LOG_LOCK = 7_263_002;
 const COLUMNS = `id::text as id, partner_id, environment, idempotency_key, fingerprint, event_type,
   occurred_at, data, raw_body, received_at`;
 
-const INSERT = `with gate as (select pg_advisory_xact_lock_shared(${EVENT_LOG_LOCK}))
+/**
+ * The batch's events as parallel arrays, inserted in the order given (`n`), under the lock taken
+ * before the first row (the sort reads every input row, and with it the gate, before inserting).
+ * Within the statement a key already taken, by a committed event or one in flight (ON CONFLICT
+ * waits for its transaction), is skipped; RETURNING names the rows inserted.
+ */
+const INSERT = `with gate as materialized (select pg_advisory_xact_lock_shared(${EVENT_LOG_LOCK}) as locked),
+input as (
+  select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
+    $7::text[], $8::text[], $9::timestamptz[]) with ordinality
+    as input(partner_id, environment, idempotency_key, fingerprint, event_type, occurred_at, data,
+      raw_body, received_at, n)
+)
 insert into events (partner_id, environment, idempotency_key, fingerprint, event_type, occurred_at,
   data, raw_body, received_at)
-select $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::jsonb, $8::text, $9::timestamptz
-from gate
+select input.partner_id, input.environment, input.idempotency_key, input.fingerprint,
+  input.event_type, input.occurred_at, input.data::jsonb, input.raw_body, input.received_at
+from gate, input
+order by input.n
 on conflict (partner_id, environment, idempotency_key) do nothing
-returning id::text as id`;
+returning id::text as id, partner_id, environment, idempotency_key`;
 
 const FIND = `select ${COLUMNS} from events where partner_id = $1 and environment = $2 and idempotency_key = $3`;
+
+/** The holders of several keys at once. */
+const FIND_MANY = `select ${COLUMNS} from events
+join unnest($1::text[], $2::text[], $3::text[]) as wanted(partner_id, environment, idempotency_key)
+  using (partner_id, environment, idempotency_key)`;
+
+/** Defaults of `PostgresEventStoreOptions`. */
+export const DEFAULT_MAX_BATCH = 64;
+export const DEFAULT_MAX_IN_FLIGHT = 2;
+
+/** How `PostgresEventStore` groups concurrent appends. */
+export interface PostgresEventStoreOptions {
+  /** Most events in one insert statement. Default 64; 1 turns batching off. */
+  readonly maxBatch?: number | undefined;
+  /**
+   * Most insert statements in flight at once; appends made while all are in flight wait and go
+   * out together in the next one. Default 2.
+   */
+  readonly maxInFlight?: number | undefined;
+}
+
+/** An append waiting for its batch. */
+interface Pending {
+  readonly event: NewEvent;
+  readonly resolve: (result: AppendResult) => void;
+  readonly reject: (error: unknown) => void;
+}
 
 interface EventRow {
   id: string;
@@ -41,39 +89,152 @@ interface EventRow {
   received_at: Date;
 }
 
+/**
+ * @example
+ * const events = new PostgresEventStore(pool); // the pool stays the caller's
+ * const result = await events.append(event); // created, duplicate or conflict; committed when created
+ */
 export class PostgresEventStore implements EventStore {
   readonly #pool: pg.Pool;
   readonly #release: () => Promise<void>;
+  readonly #maxBatch: number;
+  readonly #maxInFlight: number;
+  /** Appends not yet sent, in the order they were made. */
+  #queue: Pending[] = [];
+  #inFlight = 0;
+  #scheduled = false;
+  /** Resolved when the last batch in flight settles with nothing queued (for `close`). */
+  #idle: (() => void) | undefined;
 
-  /** `release` is called by `close()`; by default the pool stays open (it is the caller's). */
-  constructor(pool: pg.Pool, release: () => Promise<void> = () => Promise.resolve()) {
+  /**
+   * `release` is called by `close()`; by default the pool stays open (it is the caller's).
+   * @throws RangeError when a bound of `options` is not a positive safe integer.
+   */
+  constructor(
+    pool: pg.Pool,
+    release: () => Promise<void> = () => Promise.resolve(),
+    options: PostgresEventStoreOptions = {},
+  ) {
     this.#pool = pool;
     this.#release = release;
+    this.#maxBatch = positive("maxBatch", options.maxBatch ?? DEFAULT_MAX_BATCH);
+    this.#maxInFlight = positive("maxInFlight", options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT);
   }
 
-  async append(event: NewEvent): Promise<AppendResult> {
-    const inserted = await guarded("storing an event", () =>
-      this.#pool.query<{ id: string }>(INSERT, [
-        event.partnerId,
-        event.environment,
-        event.idempotencyKey,
-        event.fingerprint,
-        event.eventType,
-        event.occurredAt,
-        jsonbOrNull(event.data),
-        event.rawBody,
-        new Date(event.receivedAt).toISOString(),
-      ]),
-    );
-    const row = inserted.rows[0];
-    if (row !== undefined) return { status: "created", event: { ...event, id: toEventId(row.id) } };
-    // The key is taken, by a committed event: ON CONFLICT waited for its transaction.
-    const holder = await this.find(event.partnerId, event.environment, event.idempotencyKey);
-    if (holder === undefined) {
-      // Unreachable unless the row was deleted in between; the client retries.
-      return { status: "in_progress" };
+  append(event: NewEvent): Promise<AppendResult> {
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ event, resolve, reject });
+      if (!this.#scheduled && this.#inFlight < this.#maxInFlight) {
+        // The appends made in this turn join the first batch.
+        this.#scheduled = true;
+        queueMicrotask(() => {
+          this.#scheduled = false;
+          this.#drain();
+        });
+      }
+    });
+  }
+
+  /** Sends queued appends, a batch per free slot. */
+  #drain(): void {
+    while (this.#queue.length > 0 && this.#inFlight < this.#maxInFlight) {
+      const batch = this.#queue.length <= this.#maxBatch ? this.#queue : this.#queue.slice(0, this.#maxBatch);
+      this.#queue = batch === this.#queue ? [] : this.#queue.slice(this.#maxBatch);
+      this.#inFlight++;
+      void this.#store(batch)
+        .catch((error: unknown) => {
+          // Not a failure of the database (that is settled in #store) but of this code: no append
+          // hangs. Rejecting one already settled does nothing.
+          const failure = unavailable("storing an event", error);
+          for (const pending of batch) pending.reject(failure);
+        })
+        .finally(() => {
+          this.#inFlight--;
+          this.#drain();
+          if (this.#inFlight === 0 && this.#queue.length === 0) this.#idle?.();
+        });
     }
-    return { status: holder.fingerprint === event.fingerprint ? "duplicate" : "conflict", event: holder };
+  }
+
+  /**
+   * Stores a batch and settles every append in it (a failure of the database is each append's
+   * `StoreUnavailableError`). The first append of each key goes to the database; the later ones of
+   * that key are judged against its outcome, as they would be one after the other.
+   */
+  async #store(batch: readonly Pending[]): Promise<void> {
+    const byScope = new Map<string, Pending[]>();
+    for (const pending of batch) {
+      const scope = scopeOf(pending.event);
+      const group = byScope.get(scope);
+      if (group === undefined) byScope.set(scope, [pending]);
+      else group.push(pending);
+    }
+    // One order of keys for every batch, so two batches never wait for each other's keys in a cycle.
+    const scopes = [...byScope.keys()].sort();
+    const firsts = scopes.map((scope) => byScope.get(scope)![0]!.event);
+    let inserted: pg.QueryResult<{
+      id: string;
+      partner_id: string;
+      environment: string;
+      idempotency_key: string;
+    }>;
+    try {
+      inserted = await this.#pool.query(INSERT, columnsOf(firsts));
+    } catch (error) {
+      if (firsts.length > 1 && isDataError(error)) {
+        // One event the database refuses must not fail the others: each key on its own, as alone.
+        await Promise.all(scopes.map((scope) => this.#store(byScope.get(scope)!)));
+        return;
+      }
+      const failure = unavailable("storing an event", error);
+      for (const pending of batch) pending.reject(failure);
+      return;
+    }
+    const holders = new Map<string, StoredEvent>();
+    for (const row of inserted.rows) {
+      const scope = JSON.stringify([row.partner_id, row.environment, row.idempotency_key]);
+      const first = byScope.get(scope)?.[0];
+      if (first === undefined) throw new Error(`the insert returned a key it was not given: ${scope}`);
+      const event = { ...first.event, id: toEventId(row.id) };
+      holders.set(scope, event);
+      first.resolve({ status: "created", event });
+    }
+    // The keys that were taken, by committed events: ON CONFLICT waited for their transactions.
+    const taken = scopes.filter((scope) => !holders.has(scope));
+    const wasTaken = new Set(taken);
+    if (taken.length > 0) {
+      try {
+        const found = await this.#pool.query<EventRow>(FIND_MANY, [
+          taken.map((scope) => byScope.get(scope)![0]!.event.partnerId),
+          taken.map((scope) => byScope.get(scope)![0]!.event.environment),
+          taken.map((scope) => byScope.get(scope)![0]!.event.idempotencyKey),
+        ]);
+        for (const row of found.rows) {
+          holders.set(
+            JSON.stringify([row.partner_id, row.environment, row.idempotency_key]),
+            toStoredEvent(row),
+          );
+        }
+      } catch (error) {
+        const failure = unavailable("reading an event", error);
+        for (const scope of taken) for (const pending of byScope.get(scope)!) pending.reject(failure);
+        return;
+      }
+    }
+    for (const scope of scopes) {
+      const group = byScope.get(scope)!;
+      const holder = holders.get(scope);
+      for (const [i, pending] of group.entries()) {
+        if (i === 0 && !wasTaken.has(scope)) continue; // created, settled above
+        // Unreachable unless the row was deleted in between; the client retries.
+        if (holder === undefined) pending.resolve({ status: "in_progress" });
+        else
+          pending.resolve({
+            status: holder.fingerprint === pending.event.fingerprint ? "duplicate" : "conflict",
+            event: holder,
+          });
+      }
+    }
   }
 
   async find(
@@ -113,9 +274,60 @@ export class PostgresEventStore implements EventStore {
     }
   }
 
-  close(): Promise<void> {
+  /** Waits for the appends in flight, then calls `release`. */
+  async close(): Promise<void> {
+    if (this.#inFlight > 0 || this.#queue.length > 0) {
+      await new Promise<void>((resolve) => {
+        this.#idle = resolve;
+      });
+    }
     return this.#release();
   }
+}
+
+/**
+ * The scope (partner, environment, key) as PostgreSQL holds it: the driver sends a lone surrogate
+ * as U+FFFD, so two keys that differ only there are one key to the unique index.
+ */
+function scopeOf(event: NewEvent): string {
+  return JSON.stringify([wellFormed(event.partnerId), event.environment, wellFormed(event.idempotencyKey)]);
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+function wellFormed(text: string): string {
+  return text.replace(LONE_SURROGATE, "\uFFFD");
+}
+
+/** The insert's nine parameters: one array per column, an element per event. */
+function columnsOf(events: readonly NewEvent[]): unknown[] {
+  return [
+    events.map((e) => e.partnerId),
+    events.map((e) => e.environment),
+    events.map((e) => e.idempotencyKey),
+    events.map((e) => e.fingerprint),
+    events.map((e) => e.eventType),
+    events.map((e) => e.occurredAt),
+    events.map((e) => jsonbOrNull(e.data)),
+    events.map((e) => e.rawBody),
+    events.map((e) => new Date(e.receivedAt).toISOString()),
+  ];
+}
+
+/**
+ * A refusal of the data (SQLSTATE class 22, data exception, or 23, integrity constraint
+ * violation): it depends on one event of the batch, not on the database being there.
+ */
+function isDataError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && (code.startsWith("22") || code.startsWith("23"));
+}
+
+function positive(name: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new RangeError(`${name} must be a positive integer, not ${value}`);
+  }
+  return value;
 }
 
 function toEventId(text: string): number {
