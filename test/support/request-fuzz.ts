@@ -201,75 +201,99 @@ function nest(depth: number, open: string, close: string, inner: string): string
   return open.repeat(depth) + inner + close.repeat(depth);
 }
 
-/** A signed event's body text: valid, or with one field mutated. */
-const eventText = fc
-  .record({
-    type: fc.oneof(
-      { weight: 5, arbitrary: fc.constantFrom(...validTypes) },
-      { weight: 1, arbitrary: fc.string() },
-    ),
-    occurredAt: fc.oneof(
-      { weight: 5, arbitrary: fc.constantFrom("2026-11-20T10:15:00Z", "2026-11-20T10:15:00.123+05:30") },
-      {
-        weight: 1,
-        arbitrary: fc.constantFrom(
-          "2026-02-29T00:00:00Z",
-          "2026-11-20 10:15:00Z",
-          "2026-11-20T10:15:00",
-          "2016-12-31T23:59:60Z",
-          "",
-        ),
-      },
-    ),
-    data,
-    mutation: fc.constantFrom(
-      "none",
-      "none",
-      "none",
-      "none",
-      "none",
-      "none",
-      "drop",
-      "extra",
-      "data-not-object",
-      "deep",
-      "too-deep",
-      "duplicate",
-      "big-number",
-      "truncate",
-      "pretty",
-      "bom",
-    ),
-    depth: fc.integer({ min: 1, max: 200 }),
-    cut: fc.nat(),
-  })
-  .map(({ type, occurredAt, data: d, mutation, depth, cut }) => {
-    const event: Record<string, unknown> = { event_type: type, occurred_at: occurredAt, data: d };
-    switch (mutation) {
-      case "drop":
-        delete event[["event_type", "occurred_at", "data"][cut % 3]!];
-        break;
-      case "extra":
-        event["extra"] = cut;
-        break;
-      case "data-not-object":
-        event["data"] = [null, 1, "x", [], true][cut % 5];
-        break;
-      case "big-number":
-        event["data"] = { n: 2 ** 64 + cut * 4096 }; // beyond a double's exact integers
-        break;
-    }
-    let text = JSON.stringify(event);
-    if (mutation === "deep" || mutation === "too-deep") {
-      const levels = mutation === "deep" ? Math.min(depth, 60) : 64 + depth;
-      text = text.replace(/"data":.*}$/, `"data":{"d":${nest(levels, "[", "]", "1")}}}`);
-    }
-    if (mutation === "duplicate") text = text.replace(/}$/, `,"event_type":"partner.user.kyc_updated"}`);
-    if (mutation === "truncate") text = text.slice(0, cut % Math.max(1, text.length));
-    if (mutation === "pretty") text = JSON.stringify(JSON.parse(text), null, 2);
-    if (mutation === "bom") text = `\ufeff${text}`;
-    return { text, type, mutation };
-  });
+/** A signed event's body text, with the type it names and the mutation made to it. */
+export interface EventText {
+  readonly text: string;
+  readonly type: string;
+  readonly mutation: string;
+}
+
+/** Generators of a signed event body's fields: `eventTextOf` takes any of them in place of its own. */
+export interface EventTextParts {
+  readonly type: fc.Arbitrary<string>;
+  readonly occurredAt: fc.Arbitrary<string>;
+  readonly data: fc.Arbitrary<Record<string, unknown>>;
+  /** none, drop, extra, data-not-object, deep, too-deep, duplicate, big-number, truncate, pretty or bom */
+  readonly mutation: fc.Arbitrary<string>;
+  readonly depth: fc.Arbitrary<number>;
+  readonly cut: fc.Arbitrary<number>;
+}
+
+/**
+ * A signed event's body text: valid, or with one field mutated.
+ * @example eventTextOf({ mutation: fc.constant("extra") }) // bodies with one member too many
+ */
+export function eventTextOf(parts: Partial<EventTextParts> = {}): fc.Arbitrary<EventText> {
+  return fc
+    .record({
+      type: fc.oneof(
+        { weight: 5, arbitrary: fc.constantFrom(...validTypes) },
+        { weight: 1, arbitrary: fc.string() },
+      ),
+      occurredAt: fc.oneof(
+        { weight: 5, arbitrary: fc.constantFrom("2026-11-20T10:15:00Z", "2026-11-20T10:15:00.123+05:30") },
+        {
+          weight: 1,
+          arbitrary: fc.constantFrom(
+            "2026-02-29T00:00:00Z",
+            "2026-11-20 10:15:00Z",
+            "2026-11-20T10:15:00",
+            "2016-12-31T23:59:60Z",
+            "",
+          ),
+        },
+      ),
+      data,
+      mutation: fc.constantFrom(
+        "none",
+        "none",
+        "none",
+        "none",
+        "none",
+        "none",
+        "drop",
+        "extra",
+        "data-not-object",
+        "deep",
+        "too-deep",
+        "duplicate",
+        "big-number",
+        "truncate",
+        "pretty",
+        "bom",
+      ),
+      depth: fc.integer({ min: 1, max: 200 }),
+      cut: fc.nat(),
+      ...parts,
+    })
+    .map(({ type, occurredAt, data: d, mutation, depth, cut }) => {
+      const event: Record<string, unknown> = { event_type: type, occurred_at: occurredAt, data: d };
+      switch (mutation) {
+        case "drop":
+          delete event[["event_type", "occurred_at", "data"][cut % 3]!];
+          break;
+        case "extra":
+          event["extra"] = cut;
+          break;
+        case "data-not-object":
+          event["data"] = [null, 1, "x", [], true][cut % 5];
+          break;
+        case "big-number":
+          event["data"] = { n: 2 ** 64 + cut * 4096 }; // beyond a double's exact integers
+          break;
+      }
+      let text = JSON.stringify(event);
+      if (mutation === "deep" || mutation === "too-deep") {
+        const levels = mutation === "deep" ? Math.min(depth, 60) : 64 + depth;
+        text = text.replace(/"data":.*}$/, `"data":{"d":${nest(levels, "[", "]", "1")}}}`);
+      }
+      if (mutation === "duplicate") text = text.replace(/}$/, `,"event_type":"partner.user.kyc_updated"}`);
+      if (mutation === "truncate") text = text.slice(0, cut % Math.max(1, text.length));
+      if (mutation === "pretty") text = JSON.stringify(JSON.parse(text), null, 2);
+      if (mutation === "bom") text = `\ufeff${text}`;
+      return { text, type, mutation };
+    });
+}
 
 const randomBody = fc.oneof(
   fc.constant(new Uint8Array(0)),
@@ -328,64 +352,84 @@ function mostly<T>(usual: fc.Arbitrary<T>, rare: fc.Arbitrary<T>, weight = 6): f
   return fc.oneof({ weight, arbitrary: usual }, { weight: 1, arbitrary: rare });
 }
 
-/** A correctly signed event (most of the time), to reach every step of CONTRACT §5. */
-const signedEvent: fc.Arbitrary<FuzzRequest> = fc
-  .record({
-    body: eventText,
-    key: mostly(fc.constant(DEMO.sandboxApiKey), apiKey, 8),
-    signing: mostly(
-      fc.constantFrom("right", "rotated", "prefixed", "upper"),
-      fc.constantFrom("wrong", "none", "other"),
-      8,
-    ),
-    idempotencyKey: fc.oneof(
-      { weight: 4, arbitrary: fc.constantFrom("k-1", "k-2", "k-3", "k-4") },
-      { weight: 4, arbitrary: fc.string({ unit: "grapheme-ascii", minLength: 1, maxLength: 20 }) },
-      { weight: 1, arbitrary: fc.constantFrom("", " ", "k 1", "é", "x".repeat(256), "x".repeat(255)) },
-    ),
-    eventHeader: mostly(fc.constant("match"), fc.constantFrom("none", "other"), 8),
-    contentType: mostly(
-      fc.constantFrom(
-        "application/json",
-        "application/json; charset=utf-8",
-        'Application/JSON;charset="UTF-8"',
+/** Generators of a signed event request's parts: `signedEventOf` takes any of them in place of its own. */
+export interface SignedEventParts {
+  readonly body: fc.Arbitrary<EventText>;
+  readonly key: fc.Arbitrary<string>;
+  /** right, rotated, prefixed or upper (a right signature); wrong, none or other (the other partner's secret) */
+  readonly signing: fc.Arbitrary<string>;
+  readonly idempotencyKey: fc.Arbitrary<string>;
+  /** match (X-Partner-Event names the body's type), none or other */
+  readonly eventHeader: fc.Arbitrary<string>;
+  readonly contentType: fc.Arbitrary<string>;
+  readonly extra: fc.Arbitrary<[string, string][]>;
+  readonly omitIdempotency: fc.Arbitrary<boolean>;
+}
+
+/**
+ * A correctly signed event (most of the time), to reach every step of CONTRACT §5.
+ * @example signedEventOf({ signing: fc.constant("wrong") }) // events with a wrong signature
+ */
+export function signedEventOf(parts: Partial<SignedEventParts> = {}): fc.Arbitrary<FuzzRequest> {
+  return fc
+    .record({
+      body: eventTextOf(),
+      key: mostly(fc.constant(DEMO.sandboxApiKey), apiKey, 8),
+      signing: mostly(
+        fc.constantFrom("right", "rotated", "prefixed", "upper"),
+        fc.constantFrom("wrong", "none", "other"),
+        8,
       ),
-      fc.constantFrom("text/plain", "application/json; charset=latin1", ""),
-      8,
-    ),
-    extra: mostly(fc.constant([] as [string, string][]), extraHeaders, 3),
-    omitIdempotency: mostly(fc.constant(false), fc.constant(true), 8),
-  })
-  .map(({ body, key, signing, idempotencyKey, eventHeader, contentType, extra, omitIdempotency }) => {
-    const bytes = encoder.encode(body.text);
-    const secret = signing === "rotated" ? DEMO.rotatedSigningSecret : DEMO.signingSecret;
-    const sig = signBody(signing === "other" ? DEMO.otherPartnerSigningSecret : secret, bytes);
-    const headers: [string, string][] = [
-      ["X-Api-Key", key],
-      ["Content-Type", contentType],
-    ];
-    if (signing !== "none") {
-      const value =
-        signing === "prefixed"
-          ? `sha256=${sig}`
-          : signing === "upper"
-            ? sig.toUpperCase()
-            : signing === "wrong"
-              ? sig.replace(/^./, (c) => (c === "0" ? "1" : "0"))
-              : sig;
-      headers.push(["X-Partner-Signature", value]);
-    }
-    if (!omitIdempotency) headers.push(["Idempotency-Key", idempotencyKey]);
-    if (eventHeader !== "none")
-      headers.push(["X-Partner-Event", eventHeader === "match" ? body.type : "partner.other"]);
-    return {
-      method: "POST",
-      target: INBOUND,
-      headers: [...headers, ...extra],
-      body: bytes,
-      family: `signed-event:${body.mutation}`,
-    };
-  });
+      idempotencyKey: fc.oneof(
+        { weight: 4, arbitrary: fc.constantFrom("k-1", "k-2", "k-3", "k-4") },
+        { weight: 4, arbitrary: fc.string({ unit: "grapheme-ascii", minLength: 1, maxLength: 20 }) },
+        { weight: 1, arbitrary: fc.constantFrom("", " ", "k 1", "é", "x".repeat(256), "x".repeat(255)) },
+      ),
+      eventHeader: mostly(fc.constant("match"), fc.constantFrom("none", "other"), 8),
+      contentType: mostly(
+        fc.constantFrom(
+          "application/json",
+          "application/json; charset=utf-8",
+          'Application/JSON;charset="UTF-8"',
+        ),
+        fc.constantFrom("text/plain", "application/json; charset=latin1", ""),
+        8,
+      ),
+      extra: mostly(fc.constant([] as [string, string][]), extraHeaders, 3),
+      omitIdempotency: mostly(fc.constant(false), fc.constant(true), 8),
+      ...parts,
+    })
+    .map(({ body, key, signing, idempotencyKey, eventHeader, contentType, extra, omitIdempotency }) => {
+      const bytes = encoder.encode(body.text);
+      const secret = signing === "rotated" ? DEMO.rotatedSigningSecret : DEMO.signingSecret;
+      const sig = signBody(signing === "other" ? DEMO.otherPartnerSigningSecret : secret, bytes);
+      const headers: [string, string][] = [
+        ["X-Api-Key", key],
+        ["Content-Type", contentType],
+      ];
+      if (signing !== "none") {
+        const value =
+          signing === "prefixed"
+            ? `sha256=${sig}`
+            : signing === "upper"
+              ? sig.toUpperCase()
+              : signing === "wrong"
+                ? sig.replace(/^./, (c) => (c === "0" ? "1" : "0"))
+                : sig;
+        headers.push(["X-Partner-Signature", value]);
+      }
+      if (!omitIdempotency) headers.push(["Idempotency-Key", idempotencyKey]);
+      if (eventHeader !== "none")
+        headers.push(["X-Partner-Event", eventHeader === "match" ? body.type : "partner.other"]);
+      return {
+        method: "POST",
+        target: INBOUND,
+        headers: [...headers, ...extra],
+        body: bytes,
+        family: `signed-event:${body.mutation}`,
+      };
+    });
+}
 
 /** Anything: method, target, headers and body generated independently. */
 const anyRequest: fc.Arbitrary<FuzzRequest> = fc
@@ -407,7 +451,7 @@ const anyRequest: fc.Arbitrary<FuzzRequest> = fc
   });
 
 /** The requests both runs draw from: half signed events (the deep steps), half anything. */
-export const fuzzRequest: fc.Arbitrary<FuzzRequest> = fc.oneof(signedEvent, anyRequest);
+export const fuzzRequest: fc.Arbitrary<FuzzRequest> = fc.oneof(signedEventOf(), anyRequest);
 
 // ---------------------------------------------------------------- the API under test
 
