@@ -35,7 +35,7 @@ type Lookup = (pool: Pool, keyHash: string) => Promise<unknown>;
 const designs: Record<string, () => Lookup> = {
   throttled: () => {
     let store: PostgresKeyStore | undefined;
-    return (pool, keyHash) => {
+    return async (pool, keyHash) => {
       store ??= new PostgresKeyStore(pool);
       return store.findByHash(keyHash);
     };

@@ -1,7 +1,8 @@
 /**
  * @partner-yield/store-postgres — the core's stores on PostgreSQL: events with their idempotency
  * keys, API keys (hashes), partners, signing secrets, products with metrics, vault holdings and USD
- * prices; versioned migrations and an idempotent import of the fixture files.
+ * prices; versioned migrations and an idempotent import of the fixture files; an optional read
+ * cache in each process, kept current by LISTEN/NOTIFY.
  * @module
  */
 export { RETRY_AFTER_SECONDS } from "./errors.js";
@@ -22,5 +23,11 @@ export { PostgresPartnerStore } from "./partner-store.js";
 export { createPool, type PostgresPoolOptions } from "./pool.js";
 export { type PostgresPriceRow, PostgresPriceTable } from "./price-table.js";
 export { PostgresPositionSource, PostgresPriceSource, PostgresProductSource } from "./product-source.js";
+export { PostgresReadCache, type ReadCacheOptions, type ReadCacheState } from "./read-cache.js";
 export { countRows, listPartnerIds, type RowCounts } from "./status.js";
-export { createPostgresStores, openPostgresStores, type PostgresStores } from "./stores.js";
+export {
+  createPostgresStores,
+  openPostgresStores,
+  type PostgresStores,
+  type PostgresStoresOptions,
+} from "./stores.js";

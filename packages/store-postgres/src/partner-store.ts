@@ -1,10 +1,13 @@
 /**
  * Partners with their per-environment limits and active signing secrets (CONTRACT §4, §7), read
- * on every request: a secret revoked in the database stops verifying on the next one.
+ * on every request, from the database or, with a read cache, from the cache on a hit: a secret
+ * revoked in the database stops verifying on the next request (with a cache, the next after the
+ * change's notification arrives).
  */
-import type { Partner, PartnerStore } from "@partner-yield/core";
+import type { MaybePromise, Partner, PartnerStore } from "@partner-yield/core";
 import type pg from "pg";
 import { guarded } from "./errors.js";
+import type { PostgresReadCache } from "./read-cache.js";
 
 interface PartnerRow {
   id: string;
@@ -21,16 +24,42 @@ left join signing_secrets s on s.partner_id = p.id and s.status = 'active'
 where p.id = $1
 group by p.id`;
 
+/**
+ * @example
+ * const partners = new PostgresPartnerStore(pool, undefined, readCache);
+ * const partner = await partners.getPartner("acme"); // { id, name, rateLimits, signingSecrets }
+ */
 export class PostgresPartnerStore implements PartnerStore {
   readonly #pool: pg.Pool;
   readonly #release: () => Promise<void>;
+  readonly #cache: PostgresReadCache | undefined;
 
-  constructor(pool: pg.Pool, release: () => Promise<void> = () => Promise.resolve()) {
+  constructor(
+    pool: pg.Pool,
+    release: () => Promise<void> = () => Promise.resolve(),
+    cache?: PostgresReadCache | undefined,
+  ) {
     this.#pool = pool;
     this.#release = release;
+    this.#cache = cache;
   }
 
-  async getPartner(partnerId: string): Promise<Partner | undefined> {
+  /** The partner itself on a cache hit; otherwise a promise of what the database holds. */
+  getPartner(partnerId: string): MaybePromise<Partner | undefined> {
+    const hit = this.#cache?.partners.get(partnerId) as Partner | null | undefined;
+    if (hit === undefined) return this.#read(partnerId);
+    return hit ?? undefined;
+  }
+
+  async #read(partnerId: string): Promise<Partner | undefined> {
+    const table = this.#cache?.partners;
+    const generation = table?.generation ?? 0;
+    const partner = await this.#query(partnerId);
+    table?.fill(partnerId, partner ?? null, generation);
+    return partner;
+  }
+
+  async #query(partnerId: string): Promise<Partner | undefined> {
     const result = await guarded("reading a partner", () =>
       this.#pool.query<PartnerRow>(SELECT, [partnerId]),
     );

@@ -1,8 +1,9 @@
 /**
  * USD prices with the time each was observed, from the `asset_prices` table: the `PriceTable` port
  * of `@partner-yield/source-evm` (`getPrice(chainId, assetAddress) → { usdPriceWad, updatedAtMs }`),
- * which `TablePriceSource` ages. One SELECT per lookup and no cache, so a price written with one SQL
- * statement is served (or refused as stale) by every instance on the next request:
+ * which `TablePriceSource` ages. One SELECT per lookup, or with a read cache (read-cache.ts) none on
+ * a hit, so a price written with one SQL statement is served (or refused as stale) by every
+ * instance on the next request (with a cache, the next after the change's notification arrives):
  *
  *   UPDATE asset_prices SET usd_price = 1.0002, updated_at = now()
  *   WHERE chain_id = 8453 AND asset_address = lower('0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913');
@@ -13,6 +14,7 @@
  */
 import type pg from "pg";
 import { guarded } from "./errors.js";
+import { type CachedPrice, cacheKey, type PostgresReadCache } from "./read-cache.js";
 
 /** One price: USD per whole unit scaled by 10^18, and when it was observed (ms since the epoch). */
 export interface PostgresPriceRow {
@@ -33,9 +35,16 @@ from asset_prices where chain_id = $1 and asset_address = $2`;
  */
 export class PostgresPriceTable {
   readonly #pool: pg.Pool;
+  readonly #cache: PostgresReadCache | undefined;
 
-  constructor(pool: pg.Pool) {
+  constructor(pool: pg.Pool, cache?: PostgresReadCache | undefined) {
     this.#pool = pool;
+    this.#cache = cache;
+  }
+
+  /** The cached price (null: known to have no row), or undefined when the database must be asked. */
+  cachedPrice(chainId: number, assetAddress: string): CachedPrice | null | undefined {
+    return this.#cache?.prices.get(cacheKey(chainId, assetAddress.toLowerCase()));
   }
 
   /**
@@ -43,11 +52,21 @@ export class PostgresPriceTable {
    * @throws StoreUnavailableError when the database cannot be read (503 with Retry-After).
    */
   async getPrice(chainId: number, assetAddress: string): Promise<PostgresPriceRow | undefined> {
+    const address = assetAddress.toLowerCase();
+    const table = this.#cache?.prices;
+    if (table === undefined) return this.#query(chainId, address);
+    const key = cacheKey(chainId, address);
+    const hit = table.get(key);
+    if (hit !== undefined) return hit ?? undefined;
+    const generation = table.generation;
+    const price = await this.#query(chainId, address);
+    table.fill(key, price ?? null, generation);
+    return price;
+  }
+
+  async #query(chainId: number, address: string): Promise<PostgresPriceRow | undefined> {
     const result = await guarded("reading a price", () =>
-      this.#pool.query<{ wad: string; updated_at_ms: string }>(SELECT_PRICE, [
-        chainId,
-        assetAddress.toLowerCase(),
-      ]),
+      this.#pool.query<{ wad: string; updated_at_ms: string }>(SELECT_PRICE, [chainId, address]),
     );
     const row = result.rows[0];
     return row === undefined

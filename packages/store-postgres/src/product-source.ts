@@ -1,10 +1,13 @@
 /**
  * Products with their latest metrics (CONTRACT §8), wallet holdings in vaults (CONTRACT §2) and USD
- * prices, read from PostgreSQL on every request and never cached: one UPDATE of a product's status
- * or metrics, a vault's totals or a price is served by every instance on the next request.
+ * prices, read from PostgreSQL on every request, or with a read cache (read-cache.ts) from the
+ * cache on a hit: one UPDATE of a product's status or metrics, a vault's totals or a price is
+ * served by every instance on the next request (with a cache, the next after the change's
+ * notification arrives).
  */
 import {
   type Holding,
+  type MaybePromise,
   type PositionSource,
   type PriceSource,
   type ProductRecord,
@@ -15,6 +18,8 @@ import {
 import { convertToAssets } from "@partner-yield/core/math";
 import type pg from "pg";
 import { guarded } from "./errors.js";
+import { PostgresPriceTable } from "./price-table.js";
+import { type CachedVault, cacheKey, type PostgresReadCache } from "./read-cache.js";
 
 interface ProductRow {
   partner_id: string;
@@ -47,80 +52,145 @@ const SELECT = `select p.partner_id, pa.name as partner_name, p.slug, p.chain, p
   (p.underlying_apy * 1000000000000000000)::numeric(78, 0)::text as underlying_apy_wad
 from products p join partners pa on pa.id = p.partner_id`;
 
+/**
+ * @example
+ * const products = new PostgresProductSource(pool, readCache);
+ * const product = await products.getProduct("acme", "usdc-base-prime");
+ */
 export class PostgresProductSource implements ProductSource {
   readonly #pool: pg.Pool;
+  readonly #cache: PostgresReadCache | undefined;
 
-  constructor(pool: pg.Pool) {
+  constructor(pool: pg.Pool, cache?: PostgresReadCache | undefined) {
     this.#pool = pool;
+    this.#cache = cache;
   }
 
-  async listProducts(partnerId: string): Promise<readonly ProductRecord[]> {
+  /** The list itself on a cache hit; otherwise a promise of what the database holds. */
+  listProducts(partnerId: string): MaybePromise<readonly ProductRecord[]> {
+    const hit = this.#cache?.productLists.get(partnerId) as readonly ProductRecord[] | null | undefined;
+    return hit ?? this.#list(partnerId);
+  }
+
+  /** The product itself on a cache hit; otherwise a promise of what the database holds. */
+  getProduct(partnerId: string, slug: string): MaybePromise<ProductRecord | undefined> {
+    const hit = this.#cache?.products.get(cacheKey(partnerId, slug)) as ProductRecord | null | undefined;
+    if (hit === undefined) return this.#get(partnerId, slug);
+    return hit ?? undefined;
+  }
+
+  async #list(partnerId: string): Promise<readonly ProductRecord[]> {
+    const table = this.#cache?.productLists;
+    const generation = table?.generation ?? 0;
     const result = await guarded("listing products", () =>
       this.#pool.query<ProductRow>(`${SELECT} where p.partner_id = $1 order by p.slug collate "C"`, [
         partnerId,
       ]),
     );
-    return result.rows.map(toProductRecord);
+    const list = result.rows.map(toProductRecord);
+    table?.fill(partnerId, list, generation);
+    return list;
   }
 
-  async getProduct(partnerId: string, slug: string): Promise<ProductRecord | undefined> {
+  async #get(partnerId: string, slug: string): Promise<ProductRecord | undefined> {
+    const table = this.#cache?.products;
+    const generation = table?.generation ?? 0;
     const result = await guarded("reading a product", () =>
       this.#pool.query<ProductRow>(`${SELECT} where p.partner_id = $1 and p.slug = $2`, [partnerId, slug]),
     );
     const row = result.rows[0];
-    return row === undefined ? undefined : toProductRecord(row);
+    const product = row === undefined ? undefined : toProductRecord(row);
+    table?.fill(cacheKey(partnerId, slug), product ?? null, generation);
+    return product;
   }
 }
 
+/**
+ * @example
+ * const positions = new PostgresPositionSource(pool, readCache);
+ * const { shares, assets } = await positions.getHolding(product, "0xAbC…");
+ */
 export class PostgresPositionSource implements PositionSource {
   readonly #pool: pg.Pool;
+  readonly #cache: PostgresReadCache | undefined;
 
-  constructor(pool: pg.Pool) {
+  constructor(pool: pg.Pool, cache?: PostgresReadCache | undefined) {
     this.#pool = pool;
+    this.#cache = cache;
   }
 
-  async getHolding(product: ProductRecord, wallet: string): Promise<Holding> {
+  /** The holding itself when the vault and the wallet are both cached; otherwise a promise. */
+  getHolding(product: ProductRecord, wallet: string): MaybePromise<Holding> {
+    const cache = this.#cache;
+    if (cache === undefined) return this.#read(product, wallet);
+    const vaultKey = cacheKey(product.chainId, product.wrapperAddress.toLowerCase());
+    const vault = cache.vaults.get(vaultKey);
+    if (vault === undefined) return this.#read(product, wallet);
+    const shares = cache.holdings.get(cacheKey(vaultKey, wallet.toLowerCase()));
+    if (shares === undefined) return this.#read(product, wallet);
+    return holding(product, vault, shares ?? 0n);
+  }
+
+  async #read(product: ProductRecord, wallet: string): Promise<Holding> {
+    const cache = this.#cache;
+    const vaultGeneration = cache?.vaults.generation ?? 0;
+    const holdingGeneration = cache?.holdings.generation ?? 0;
+    const wrapper = product.wrapperAddress.toLowerCase();
+    const address = wallet.toLowerCase();
     const result = await guarded("reading a position", () =>
-      this.#pool.query<{ total_assets: string; total_supply: string; shares: string }>(
+      this.#pool.query<{ total_assets: string; total_supply: string; shares: string | null }>(
         `select v.total_assets::text as total_assets, v.total_supply::text as total_supply,
-           coalesce(h.shares, 0)::text as shares
+           h.shares::text as shares
          from vaults v
          left join vault_holdings h on h.chain_id = v.chain_id and h.wrapper_address = v.wrapper_address
            and h.wallet_address = $3
          where v.chain_id = $1 and v.wrapper_address = $2`,
-        [product.chainId, product.wrapperAddress.toLowerCase(), wallet.toLowerCase()],
+        [product.chainId, wrapper, address],
       ),
     );
     const row = result.rows[0];
-    const shares = row === undefined ? 0n : BigInt(row.shares);
-    if (row === undefined || shares === 0n) return { shares: 0n, assets: 0n };
-    const assets = convertToAssets(
-      shares,
-      BigInt(row.total_assets),
-      BigInt(row.total_supply),
-      product.decimalsOffset,
-    );
-    return { shares, assets };
+    const vault =
+      row === undefined
+        ? null
+        : { totalAssets: BigInt(row.total_assets), totalSupply: BigInt(row.total_supply) };
+    const shares = row === undefined || row.shares === null ? null : BigInt(row.shares);
+    if (cache !== undefined) {
+      const vaultKey = cacheKey(product.chainId, wrapper);
+      cache.vaults.fill(vaultKey, vault, vaultGeneration);
+      // Without a vault there is no holding (its foreign key): the wallet's answer is that too.
+      cache.holdings.fill(cacheKey(vaultKey, address), shares, holdingGeneration);
+    }
+    return holding(product, vault, shares ?? 0n);
   }
 }
 
-export class PostgresPriceSource implements PriceSource {
-  readonly #pool: pg.Pool;
+function holding(product: ProductRecord, vault: CachedVault | null, shares: bigint): Holding {
+  if (vault === null || shares === 0n) return { shares: 0n, assets: 0n };
+  const assets = convertToAssets(shares, vault.totalAssets, vault.totalSupply, product.decimalsOffset);
+  return { shares, assets };
+}
 
-  constructor(pool: pg.Pool) {
-    this.#pool = pool;
+/**
+ * @example
+ * const prices = new PostgresPriceSource(pool, readCache);
+ * const wad = await prices.getUsdPriceWad(product); // USD per whole unit, scaled by 10^18
+ */
+export class PostgresPriceSource implements PriceSource {
+  readonly #table: PostgresPriceTable;
+
+  constructor(pool: pg.Pool, cache?: PostgresReadCache | undefined) {
+    this.#table = new PostgresPriceTable(pool, cache);
   }
 
-  async getUsdPriceWad(product: ProductRecord): Promise<bigint | undefined> {
-    const result = await guarded("reading a price", () =>
-      this.#pool.query<{ wad: string }>(
-        `select (usd_price * 1000000000000000000)::numeric(78, 0)::text as wad
-         from asset_prices where chain_id = $1 and asset_address = $2`,
-        [product.chainId, product.assetAddress.toLowerCase()],
-      ),
-    );
-    const row = result.rows[0];
-    return row === undefined ? undefined : BigInt(row.wad);
+  /** The price itself on a cache hit; otherwise a promise of what the database holds. */
+  getUsdPriceWad(product: ProductRecord): MaybePromise<bigint | undefined> {
+    const row = this.#table.cachedPrice(product.chainId, product.assetAddress);
+    if (row === undefined) return this.#read(product);
+    return row?.usdPriceWad;
+  }
+
+  async #read(product: ProductRecord): Promise<bigint | undefined> {
+    return (await this.#table.getPrice(product.chainId, product.assetAddress))?.usdPriceWad;
   }
 }
 

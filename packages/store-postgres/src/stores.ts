@@ -10,6 +10,7 @@ import { assertSchemaCurrent } from "./migrations.js";
 import { PostgresPartnerStore } from "./partner-store.js";
 import { createPool, type PostgresPoolOptions } from "./pool.js";
 import { PostgresPositionSource, PostgresPriceSource, PostgresProductSource } from "./product-source.js";
+import { PostgresReadCache, type ReadCacheOptions } from "./read-cache.js";
 
 export interface PostgresStores {
   readonly events: PostgresEventStore;
@@ -19,36 +20,62 @@ export interface PostgresStores {
   readonly positions: PostgresPositionSource;
   readonly prices: PostgresPriceSource;
   readonly pool: pg.Pool;
+  /** The read cache the stores share, when `readCache` asked for one. */
+  readonly readCache: PostgresReadCache | undefined;
   /** Resolves when the database answers; throws `StoreUnavailableError` otherwise. */
   ping(): Promise<void>;
-  /** Ends the pool when these stores opened it (idempotent); a pool passed in is left open. */
+  /**
+   * Closes the read cache's listening connection, and ends the pool when these stores opened it
+   * (idempotent); a pool passed in is left open.
+   */
   close(): Promise<void>;
+}
+
+export interface PostgresStoresOptions {
+  /**
+   * A read cache in this process for keys, partners and secrets, products and metrics, holdings
+   * and prices, kept current by LISTEN/NOTIFY (read-cache.ts; the schema must be version 4 or
+   * later): `true` or its options to use one, default none (every read a statement).
+   */
+  readonly readCache?: boolean | ReadCacheOptions | undefined;
 }
 
 /**
  * The stores over `pool` (yours to end) or over a new pool built from options (ended by `close()`,
- * which any of the stores calls: the API closes them all on shutdown).
+ * which any of the stores calls: the API closes them all on shutdown). With `readCache`, the
+ * stores share one read cache, whose listening connection `close()` closes.
  * @example
- * const stores = await openPostgresStores({ connectionString: process.env.DATABASE_URL! });
+ * const stores = await openPostgresStores({ connectionString: process.env.DATABASE_URL! }, { readCache: true });
  * const api = createPartnerApi({ environment: "production", ...stores, rateLimiter });
  */
-export function createPostgresStores(source: pg.Pool | PostgresPoolOptions): PostgresStores {
+export function createPostgresStores(
+  source: pg.Pool | PostgresPoolOptions,
+  options: PostgresStoresOptions = {},
+): PostgresStores {
   const owned = !("query" in source);
   const pool = owned ? createPool(source) : source;
+  const readCache =
+    options.readCache === undefined || options.readCache === false
+      ? undefined
+      : new PostgresReadCache(pool, options.readCache === true ? {} : options.readCache);
+  readCache?.start();
   let ending: Promise<void> | undefined;
   const close = (): Promise<void> => {
-    if (!owned) return Promise.resolve();
-    ending ??= pool.end();
+    ending ??= (async () => {
+      await readCache?.close();
+      if (owned) await pool.end();
+    })();
     return ending;
   };
   return {
     events: new PostgresEventStore(pool, close),
-    keys: new PostgresKeyStore(pool, close),
-    partners: new PostgresPartnerStore(pool, close),
-    products: new PostgresProductSource(pool),
-    positions: new PostgresPositionSource(pool),
-    prices: new PostgresPriceSource(pool),
+    keys: new PostgresKeyStore(pool, close, readCache),
+    partners: new PostgresPartnerStore(pool, close, readCache),
+    products: new PostgresProductSource(pool, readCache),
+    positions: new PostgresPositionSource(pool, readCache),
+    prices: new PostgresPriceSource(pool, readCache),
     pool,
+    readCache,
     ping: async () => {
       await guarded("ping", () => pool.query("select 1"));
     },
@@ -61,8 +88,11 @@ export function createPostgresStores(source: pg.Pool | PostgresPoolOptions): Pos
  * @throws SchemaVersionError when migrations are pending or the schema is newer than this code.
  * @throws StoreUnavailableError when the database cannot be reached.
  */
-export async function openPostgresStores(source: pg.Pool | PostgresPoolOptions): Promise<PostgresStores> {
-  const stores = createPostgresStores(source);
+export async function openPostgresStores(
+  source: pg.Pool | PostgresPoolOptions,
+  options: PostgresStoresOptions = {},
+): Promise<PostgresStores> {
+  const stores = createPostgresStores(source, options);
   try {
     await assertSchemaCurrent(stores.pool);
   } catch (error) {
