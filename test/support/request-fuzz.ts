@@ -459,11 +459,11 @@ export const fuzzRequest: fc.Arbitrary<FuzzRequest> = fc.oneof(signedEventOf(), 
 export class CountingLimiter implements RateLimiter {
   readonly hits: string[] = [];
   readonly #inner = new MemoryRateLimiter();
-  hit(key: string, limit: number, windowMs: number): Promise<RateDecision> {
+  hit(key: string, limit: number, windowMs: number): RateDecision {
     this.hits.push(key);
     return this.#inner.hit(key, limit, windowMs);
   }
-  peek(key: string, limit: number, windowMs: number): Promise<RateDecision> {
+  peek(key: string, limit: number, windowMs: number): RateDecision {
     return this.#inner.peek(key, limit, windowMs);
   }
   close(): Promise<void> {

@@ -11,6 +11,7 @@
  */
 import { hashApiKey, parseApiKey } from "../auth/api-key.js";
 import type { ApiKeyRecord } from "../stores/key-store.js";
+import { isPromiseLike } from "../stores/maybe-promise.js";
 import { FAILED_AUTH_KEY_PREFIX, type RateDecision } from "../stores/rate-limiter.js";
 import type { ApiDependencies } from "./dependencies.js";
 import { ApiError } from "./errors.js";
@@ -51,7 +52,8 @@ export async function refuseKey(
   if (refusal.code !== "missing_api_key") {
     // A failure past the limit is answered 429 even when concurrent guesses all passed the peek
     // (a shared limiter such as Redis): counting it is one atomic step.
-    const counted = await deps.rateLimiter.hit(limitKey, deps.failedAuthPerMinute, FAILED_AUTH_WINDOW_MS);
+    let counted = deps.rateLimiter.hit(limitKey, deps.failedAuthPerMinute, FAILED_AUTH_WINDOW_MS);
+    if (isPromiseLike(counted)) counted = await counted;
     if (!counted.allowed) throw failedAuthLimited(counted.retryAfterSeconds);
   }
   throw refusal;

@@ -15,7 +15,6 @@ import type { PositionSource } from "../stores/position-source.js";
 import type { PriceSource } from "../stores/price-source.js";
 import type { ProductRecord, ProductSource } from "../stores/product-source.js";
 import { MemoryRateLimiter, type RateLimiter } from "../stores/rate-limiter.js";
-import { type AnswerNow, answerNow } from "./answer-now.js";
 import { DEFAULT_BASE_PATH, parseBasePath } from "./base-path.js";
 import type { ErrorHook, PartnerApiOptions } from "./partner-api-options.js";
 import { productJsonCache } from "./product-resource.js";
@@ -36,8 +35,6 @@ export interface ApiDependencies {
   readonly bodyLimitBytes: number;
   readonly failedAuthPerMinute: number;
   readonly onError: ErrorHook | undefined;
-  /** The stores' calls answered at once, where the store is an in-memory one (answer-now.ts). */
-  readonly answerNow: AnswerNow;
   /** Keys that passed the shape and environment checks → their stored hash (authentication). */
   readonly keyHashes: KeyHashCache;
   /** Requests per rolling minute for the partner in this environment (CONTRACT §7). */
@@ -72,18 +69,16 @@ export function resolveDependencies(
   let openApiJson: string | undefined;
   const productForms = productJsonCache();
   const rateLimiter = options.rateLimiter ?? new MemoryRateLimiter();
-  const { keys, partners, products } = options;
   return {
     environment,
     basePath,
-    keys,
-    partners,
-    products,
+    keys: options.keys,
+    partners: options.partners,
+    products: options.products,
     positions: options.positions,
     prices: options.prices,
     events: options.events ?? new MemoryEventStore(),
     rateLimiter,
-    answerNow: answerNow({ rateLimiter, keys, partners, products }),
     sha256: options.sha256 ?? nobleSha256,
     bodyLimitBytes: options.bodyLimitBytes ?? 65_536,
     failedAuthPerMinute: options.failedAuthPerMinute ?? 30,

@@ -7,6 +7,7 @@
  */
 import type { Environment } from "../auth/environment.js";
 import type { EventStore } from "../stores/event-store.js";
+import { isPromiseLike } from "../stores/maybe-promise.js";
 import {
   checkFailedAuth,
   FAILED_AUTH_WINDOW_MS,
@@ -69,29 +70,26 @@ export function createPartnerApi(options: PartnerApiOptions): PartnerApi {
           reply = await route.handle({ request, params }, deps);
         } else {
           // Authentication (authenticate.ts), then the rate limit (rate-limit.ts), in this one frame.
-          // An in-memory store answers at once (`now`, answer-now.ts); any other is awaited. An
-          // answer of undefined at once (no such key or partner) is asked again of the async call.
-          const { rateLimiter, environment, answerNow: now } = deps;
+          // A store answers with its value or a promise of it (`MaybePromise`): only a promise is
+          // awaited, so a store with the answer at hand (the in-memory ones, a read cache on a hit)
+          // costs no suspended frame and no microtask turn. A store that throws at once is answered
+          // as one whose promise rejects: the catch below.
+          const { rateLimiter, environment } = deps;
           const limitKey = failedAuthKey(request.clientAddress);
           const authLimit = deps.failedAuthPerMinute;
-          checkFailedAuth(
-            now.peek?.(limitKey, authLimit, FAILED_AUTH_WINDOW_MS) ??
-              (await rateLimiter.peek(limitKey, authLimit, FAILED_AUTH_WINDOW_MS)),
-          );
+          let peeked = rateLimiter.peek(limitKey, authLimit, FAILED_AUTH_WINDOW_MS);
+          if (isPromiseLike(peeked)) peeked = await peeked;
+          checkFailedAuth(peeked);
           const hash = keyHash(request, deps);
-          const record =
-            typeof hash === "string"
-              ? (now.findByHash?.(hash) ?? (await deps.keys.findByHash(hash)))
-              : undefined;
-          const partner =
-            (usableKey(record, deps)
-              ? (now.getPartner?.(record.partnerId) ?? (await deps.partners.getPartner(record.partnerId)))
-              : undefined) ?? (await refuseKey(hash, limitKey, deps));
+          let record = typeof hash === "string" ? deps.keys.findByHash(hash) : undefined;
+          if (isPromiseLike(record)) record = await record;
+          let found = usableKey(record, deps) ? deps.partners.getPartner(record.partnerId) : undefined;
+          if (isPromiseLike(found)) found = await found;
+          const partner = found ?? (await refuseKey(hash, limitKey, deps));
           const quota = deps.quotaOf(partner);
           const rateKey = limiterKey(partner.id, environment);
-          const decision =
-            now.hit?.(rateKey, quota, RATE_WINDOW_MS) ??
-            (await rateLimiter.hit(rateKey, quota, RATE_WINDOW_MS));
+          let decision = rateLimiter.hit(rateKey, quota, RATE_WINDOW_MS);
+          if (isPromiseLike(decision)) decision = await decision;
           const count = requestCount(environment, quota, decision);
           rateHeaders = count.headers;
           reply =

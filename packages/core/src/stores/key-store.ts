@@ -39,12 +39,8 @@ export class MemoryKeyStore implements KeyStore {
     this.#byHash.set(record.keyHash, record);
   }
 
-  findByHash(keyHash: string): Promise<ApiKeyRecord | undefined> {
-    return Promise.resolve(this.#byHash.get(keyHash));
-  }
-
-  /** `findByHash` answered at once (the API calls this on an instance of exactly this class). */
-  findByHashNow(keyHash: string): ApiKeyRecord | undefined {
+  /** Answered at once: the API does not wait for it (`MaybePromise`). */
+  findByHash(keyHash: string): ApiKeyRecord | undefined {
     return this.#byHash.get(keyHash);
   }
 

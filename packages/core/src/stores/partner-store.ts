@@ -32,12 +32,8 @@ export class MemoryPartnerStore implements PartnerStore {
     this.#byId.set(partner.id, partner);
   }
 
-  getPartner(partnerId: string): Promise<Partner | undefined> {
-    return Promise.resolve(this.#byId.get(partnerId));
-  }
-
-  /** `getPartner` answered at once (the API calls this on an instance of exactly this class). */
-  getPartnerNow(partnerId: string): Partner | undefined {
+  /** Answered at once: the API does not wait for it (`MaybePromise`). */
+  getPartner(partnerId: string): Partner | undefined {
     return this.#byId.get(partnerId);
   }
 

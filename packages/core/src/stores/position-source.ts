@@ -46,15 +46,16 @@ export class MemoryPositionSource implements PositionSource {
     for (const vault of vaults) this.#vaults.set(chainAddressKey(vault.chainId, vault.wrapperAddress), vault);
   }
 
-  getHolding(product: ProductRecord, wallet: string): Promise<Holding> {
+  /** Answered at once: the API does not wait for it (`MaybePromise`). */
+  getHolding(product: ProductRecord, wallet: string): Holding {
     let vault = this.#vaultOf.get(product);
     if (vault === undefined) {
       vault = this.#vaults.get(chainAddressKey(product.chainId, product.wrapperAddress)) ?? null;
       this.#vaultOf.set(product, vault);
     }
     const shares = vault?.holdings.get(wallet.toLowerCase()) ?? 0n;
-    if (vault === null || shares === 0n) return Promise.resolve({ shares: 0n, assets: 0n });
+    if (vault === null || shares === 0n) return { shares: 0n, assets: 0n };
     const assets = convertToAssets(shares, vault.totalAssets, vault.totalSupply, product.decimalsOffset);
-    return Promise.resolve({ shares, assets });
+    return { shares, assets };
   }
 }

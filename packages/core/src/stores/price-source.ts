@@ -30,12 +30,13 @@ export class MemoryPriceSource implements PriceSource {
       this.#prices.set(chainAddressKey(price.chainId, price.assetAddress), price.usdPriceWad);
   }
 
-  getUsdPriceWad(product: ProductRecord): Promise<bigint | undefined> {
+  /** Answered at once: the API does not wait for it (`MaybePromise`). */
+  getUsdPriceWad(product: ProductRecord): bigint | undefined {
     let price = this.#priceOf.get(product);
     if (price === undefined) {
       price = this.#prices.get(chainAddressKey(product.chainId, product.assetAddress)) ?? null;
       this.#priceOf.set(product, price);
     }
-    return Promise.resolve(price ?? undefined);
+    return price ?? undefined;
   }
 }

@@ -73,16 +73,12 @@ export class MemoryProductSource implements ProductSource {
       list.sort((a, b) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0));
   }
 
-  listProducts(partnerId: string): Promise<readonly ProductRecord[]> {
-    return Promise.resolve(this.#byPartner.get(partnerId) ?? []);
+  /** Answered at once, as is `getProduct`: the API does not wait for them (`MaybePromise`). */
+  listProducts(partnerId: string): readonly ProductRecord[] {
+    return this.#byPartner.get(partnerId) ?? [];
   }
 
-  getProduct(partnerId: string, slug: string): Promise<ProductRecord | undefined> {
-    return Promise.resolve(this.getProductNow(partnerId, slug));
-  }
-
-  /** `getProduct` answered at once (the API calls this on an instance of exactly this class). */
-  getProductNow(partnerId: string, slug: string): ProductRecord | undefined {
+  getProduct(partnerId: string, slug: string): ProductRecord | undefined {
     return this.#bySlug.get(partnerId)?.get(slug);
   }
 }

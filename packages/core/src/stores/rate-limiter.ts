@@ -126,21 +126,12 @@ export class MemoryRateLimiter implements RateLimiter {
     }
   }
 
-  hit(key: string, limit: number, windowMs: number): Promise<RateDecision> {
-    return Promise.resolve(this.hitNow(key, limit, windowMs));
-  }
-
-  peek(key: string, limit: number, windowMs: number): Promise<RateDecision> {
-    return Promise.resolve(this.peekNow(key, limit, windowMs));
-  }
-
-  /** `hit` answered at once (the API calls this on an instance of exactly this class). */
-  hitNow(key: string, limit: number, windowMs: number): RateDecision {
+  /** Answered at once, as is `peek`: the API does not wait for them (`MaybePromise`). */
+  hit(key: string, limit: number, windowMs: number): RateDecision {
     return this.#decide(key, limit, windowMs, true);
   }
 
-  /** `peek` answered at once (the API calls this on an instance of exactly this class). */
-  peekNow(key: string, limit: number, windowMs: number): RateDecision {
+  peek(key: string, limit: number, windowMs: number): RateDecision {
     return this.#decide(key, limit, windowMs, false);
   }
 

@@ -25,7 +25,7 @@ test("the KeyStore port only ever receives the key's SHA-256 hash, the PartnerSt
   const asked: string[] = [];
   const partnersAsked: string[] = [];
   const keys = {
-    findByHash(keyHash: string): Promise<ApiKeyRecord | undefined> {
+    findByHash(keyHash: string): ApiKeyRecord | undefined {
       asked.push(keyHash);
       return sandbox.keys.findByHash(keyHash);
     },

@@ -5,17 +5,17 @@
  */
 import { parseAmount } from "../../math/decimal.js";
 import { quoteYield, type YieldQuote } from "../../math/yield-math.js";
+import { isPromiseLike } from "../../stores/maybe-promise.js";
 import { ApiError } from "../errors.js";
-import { findProduct, findProductNow, productOrNotFound } from "../find-product.js";
+import { findProduct, productOrNotFound } from "../find-product.js";
 import type { PartnerHandler } from "../handler.js";
 import { queryError, queryParam } from "../query.js";
 import { okReply } from "../reply.js";
 
 export const calculateYield: PartnerHandler = async ({ request, partner, params }, deps) => {
-  const product = productOrNotFound(
-    findProductNow(deps, partner, params["slug"]) ??
-      (await findProduct(deps.products, partner, params["slug"])),
-  );
+  let found = findProduct(deps.products, partner, params["slug"]);
+  if (isPromiseLike(found)) found = await found;
+  const product = productOrNotFound(found);
   const raw = queryParam(request.query, "amount");
   if (raw === undefined)
     throw queryError("invalid_amount", "amount", "the amount query parameter is required");

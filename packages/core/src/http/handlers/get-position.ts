@@ -6,8 +6,9 @@
 import { parseAddress } from "../../evm/address.js";
 import { formatUnits } from "../../math/decimal.js";
 import { usdValueCents } from "../../math/yield-math.js";
+import { isPromiseLike } from "../../stores/maybe-promise.js";
 import { StoreUnavailableError } from "../../stores/store-unavailable-error.js";
-import { findProduct, findProductNow, productOrNotFound } from "../find-product.js";
+import { findProduct, productOrNotFound } from "../find-product.js";
 import type { PartnerHandler } from "../handler.js";
 import { queryError, queryParam } from "../query.js";
 import { okReply } from "../reply.js";
@@ -16,19 +17,20 @@ import { okReply } from "../reply.js";
 const MISSING_PRICE_RETRY_SECONDS = 60;
 
 export const getPosition: PartnerHandler = async ({ request, partner, params }, deps) => {
-  const product = productOrNotFound(
-    findProductNow(deps, partner, params["slug"]) ??
-      (await findProduct(deps.products, partner, params["slug"])),
-  );
+  let found = findProduct(deps.products, partner, params["slug"]);
+  if (isPromiseLike(found)) found = await found;
+  const product = productOrNotFound(found);
   const raw = queryParam(request.query, "address");
   if (raw === undefined)
     throw queryError("invalid_address", "address", "the address query parameter is required");
   const address = parseAddress(raw);
   if (!address.ok) throw queryError("invalid_address", "address", address.reason);
-  const holding = await deps.positions.getHolding(product, address.value);
+  let holding = deps.positions.getHolding(product, address.value);
+  if (isPromiseLike(holding)) holding = await holding;
   let usdCents = 0n;
   if (holding.assets > 0n) {
-    const price = await deps.prices.getUsdPriceWad(product);
+    let price = deps.prices.getUsdPriceWad(product);
+    if (isPromiseLike(price)) price = await price;
     if (price === undefined) {
       throw new StoreUnavailableError(
         `no USD price is available for ${product.assetSymbol} (chain ${product.chainId}, asset ${product.assetAddress})`,

@@ -1,12 +1,12 @@
 /** `GET /products/{slug}` (CONTRACT §8): one product of the caller, with its latest metrics. */
-import { findProduct, findProductNow, productOrNotFound } from "../find-product.js";
+import { isPromiseLike } from "../../stores/maybe-promise.js";
+import { findProduct, productOrNotFound } from "../find-product.js";
 import type { PartnerHandler } from "../handler.js";
 import { okReply } from "../reply.js";
 
 export const getProduct: PartnerHandler = async ({ partner, params }, deps) => {
-  const product = productOrNotFound(
-    findProductNow(deps, partner, params["slug"]) ??
-      (await findProduct(deps.products, partner, params["slug"])),
-  );
+  let found = findProduct(deps.products, partner, params["slug"]);
+  if (isPromiseLike(found)) found = await found;
+  const product = productOrNotFound(found);
   return okReply(deps.productAnswer(product));
 };
