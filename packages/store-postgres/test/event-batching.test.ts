@@ -295,7 +295,7 @@ describe("PostgresEventStore: concurrent appends share one insert", () => {
     assert.equal(new Set(results.map((r) => ("event" in r ? r.event.id : 0))).size, 1);
   });
 
-  test("bounds must be positive integers", () => {
+  test("bounds must be positive integers", async () => {
     assert.throws(() => new PostgresEventStore(db!.pool, undefined, { maxBatch: 0 }), RangeError);
     assert.throws(() => new PostgresEventStore(db!.pool, undefined, { maxInFlight: 1.5 }), RangeError);
   });

@@ -1,0 +1,53 @@
+/**
+ * One round trip per rate-limit decision: the limiter's client sends Redis exactly one command per
+ * `hit` or `peek` (the script, as EVAL the first time on a connection and EVALSHA after), and the
+ * clock and the expiries are read and set inside the script, never as TIME or PEXPIRE calls of
+ * their own. Seen from Redis, through MONITOR, so it holds whatever the client library does.
+ */
+import assert from "node:assert/strict";
+import { uniqueTag } from "@partner-yield/core/testing";
+import { gate } from "../../store-postgres/test/database.js";
+import { connectRedis, RedisRateLimiter } from "../src/index.js";
+import { deleteKeys, REDIS_URL, redisReachable } from "./redis.js";
+
+const { describe, test } = gate({ Redis: await redisReachable() });
+
+describe("RedisRateLimiter round trips", () => {
+  test("each decision is one command from the client, the script; TIME and PEXPIRE run inside it", async () => {
+    const redis = await connectRedis({ url: REDIS_URL, commandTimeoutMs: 5000 });
+    const monitor = await redis.duplicate().monitor();
+    const prefix = `py-stores:round-trips:${uniqueTag()}:`;
+    try {
+      const ours = `${redis.stream.localAddress}:${redis.stream.localPort}`;
+      const fromUs: string[][] = [];
+      const fromScripts: string[] = [];
+      const marker = `end-${uniqueTag()}`;
+      const seenMarker = new Promise<void>((resolve) => {
+        monitor.on("monitor", (_time: string, args: string[], source: string) => {
+          if (source === ours) {
+            if (args[0]?.toLowerCase() === "echo" && args[1] === marker) resolve();
+            else fromUs.push(args);
+          } else if (source === "lua" && args.some((a) => a.startsWith(prefix))) {
+            fromScripts.push(args[0]!.toLowerCase());
+          }
+        });
+      });
+      const limiter = new RedisRateLimiter({ redis, keyPrefix: prefix });
+      // One after the other, then 20 at once (auto-pipelined), then peeks and a refusal.
+      for (let i = 0; i < 5; i++) await limiter.hit("partner-a", 3, 60_000);
+      await Promise.all(Array.from({ length: 20 }, () => limiter.hit("partner-b", 100, 60_000)));
+      await limiter.peek("partner-a", 3, 60_000);
+      await limiter.peek("partner-c", 3, 60_000);
+      await redis.echo(marker);
+      await seenMarker;
+      assert.equal(fromUs.length, 27, JSON.stringify(fromUs.map((a) => a[0])));
+      for (const args of fromUs) assert.match(args[0]!.toLowerCase(), /^(eval|evalsha)$/);
+      assert.equal(fromUs.filter((a) => a[0]!.toLowerCase() === "eval").length, 1, "the script is sent once");
+      assert.ok(fromScripts.includes("pexpire"), "the expiries are set by the script");
+      await deleteKeys(redis, prefix);
+    } finally {
+      monitor.disconnect();
+      redis.disconnect();
+    }
+  });
+});
