@@ -52,10 +52,15 @@ export async function dropLiveDatabases(): Promise<void> {
 }
 
 /**
- * Creates, migrates and fills (the fixtures) a database of its own.
+ * Creates, migrates and fills (the fixtures) a database of its own; with `{ empty: true }` only
+ * creates it (the caller migrates and fills it, e.g. with the built CLI: `bench/built-cli.ts`).
  * @throws PostgresUnreachableError when the admin URL does not answer.
+ * @example const db = await createBenchDatabase(); try { … db.url … } finally { await db.drop(); }
  */
-export async function createBenchDatabase(adminUrl: string = ADMIN_URL): Promise<BenchDatabase> {
+export async function createBenchDatabase(
+  adminUrl: string = ADMIN_URL,
+  options: { readonly empty?: boolean } = {},
+): Promise<BenchDatabase> {
   const name = `py_bench_${uniqueTag()}`;
   const admin = createPool({ connectionString: adminUrl, max: 1, statementTimeoutMs: 60_000 });
   try {
@@ -78,6 +83,7 @@ export async function createBenchDatabase(adminUrl: string = ADMIN_URL): Promise
   url.pathname = `/${name}`;
   const database: BenchDatabase = { name, url: url.toString(), drop };
   live.add(database);
+  if (options.empty === true) return database;
   try {
     const pool = createPool({ connectionString: url.toString(), statementTimeoutMs: 60_000 });
     try {

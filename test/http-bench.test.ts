@@ -2,7 +2,9 @@
  * `pnpm bench:http` runs (one short round) and prints its table, with the `--calibrate` rows (the
  * bare server with busy work before each answer) and the `--batched-bare` row. Its figures are measurements, not checked here:
  * only that every server answered every request and each row is printed. The full runs:
- * docs/performance.md.
+ * docs/performance.md. The PostgreSQL scenarios and `pnpm bench:propagation` are checked here only
+ * for their flags: their shortest run (a database migrated and filled by the built CLI, four
+ * contenders warmed and loaded) takes well over the few seconds a test of the suite may.
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
@@ -11,6 +13,11 @@ import { runBench } from "./support/processes.js";
 /** Runs `bench/http/run.ts` with `args` (it builds the server first: up to 2 minutes). */
 function runHttpBench(args: string[]) {
   return runBench("bench/http/run.ts", args, 120_000);
+}
+
+/** Runs `bench/propagation.ts` with `args` (flags only here: it stops before any build). */
+function runPropagation(args: string[]) {
+  return runBench("bench/propagation.ts", args, 60_000);
 }
 
 /** The table's row of `server` for `scenario`, as its cells. */
@@ -47,6 +54,28 @@ describe("bench:http", () => {
     );
   });
 
+  test("--help lists the PostgreSQL scenarios, `pg` and --pgbench-clients; -pg with -nolog or 0 clients is a usage error", async () => {
+    const help = await runHttpBench(["--help"]);
+    assert.equal(help.code, 0);
+    for (const name of ["product-pg", "yield-calc-pg", "position-pg", "post-pg"]) {
+      assert.ok(help.stdout.includes(name), `--help names ${name}`);
+    }
+    assert.match(help.stdout, /"pg" stands for the four/);
+    assert.match(help.stdout, /--pgbench-clients n/);
+    const both = await runHttpBench(["--scenarios", "product-pg-nolog"]);
+    assert.equal(both.code, 2);
+    assert.equal(both.stderr, 'bench:http: unknown scenario "product-pg-nolog" in --scenarios; see --help\n');
+    const healthz = await runHttpBench(["--scenarios", "healthz-pg"]);
+    assert.equal(healthz.code, 2);
+    assert.equal(healthz.stderr, 'bench:http: unknown scenario "healthz-pg" in --scenarios; see --help\n');
+    const clients = await runHttpBench(["--pgbench-clients", "0"]);
+    assert.equal(clients.code, 2);
+    assert.equal(
+      clients.stderr,
+      'bench:http: --pgbench-clients must be an integer from 1 to 10000000 (got "0"); see --help\n',
+    );
+  });
+
   test("one short round of /healthz with two calibration rows and the batched bare server: every server answers, every row printed", async () => {
     const run = await runHttpBench([
       "--scenarios",
@@ -78,5 +107,31 @@ describe("bench:http", () => {
       assert.ok(Number(cells[3]) > 0, `${server} answered requests: ${cells.join(" | ")}`);
       assert.equal(cells.at(-2), "0", `${server}: no non-2xx answer or error`);
     }
+  });
+});
+
+describe("bench:propagation", () => {
+  test("--help says what is timed and the flags; a bad flag value is a usage error before anything starts", async () => {
+    const help = await runPropagation(["--help"]);
+    assert.equal(help.code, 0);
+    for (const flag of [
+      "--changes n",
+      "--via admin|cli",
+      "--timeout-ms n",
+      "--max-seconds n",
+      "--port-base n",
+    ]) {
+      assert.ok(help.stdout.includes(flag), `--help lists ${flag}`);
+    }
+    assert.match(help.stdout, /p99 <= 100 ms/);
+    const via = await runPropagation(["--via", "http"]);
+    assert.equal(via.code, 2);
+    assert.equal(via.stderr, 'bench:propagation: --via must be admin or cli (got "http"); see --help\n');
+    const changes = await runPropagation(["--changes", "10001"]);
+    assert.equal(changes.code, 2);
+    assert.equal(
+      changes.stderr,
+      'bench:propagation: --changes must be an integer from 1 to 10000 (got "10001"); see --help\n',
+    );
   });
 });

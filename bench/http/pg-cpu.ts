@@ -80,3 +80,28 @@ export function pgCpuSince(before: PgCpuSample, after: PgCpuSample): { own: numb
   };
   return { own: delta(before.own, after.own), background: delta(before.background, after.background) };
 }
+
+/**
+ * Reads `read` every `everyMs` until `stop`, keeping every process's latest time: a process that
+ * ends before `stop` (pgbench's connections end with it) keeps what it had at the last reading
+ * before its end, losing at most `everyMs` of its time instead of all of it.
+ * @example const t = trackPgCpu(read, 100); await work(); const spent = pgCpuSince(before, t.stop());
+ */
+export function trackPgCpu(read: () => PgCpuSample, everyMs: number): { stop: () => PgCpuSample } {
+  const own = new Map<number, number>();
+  const background = new Map<number, number>();
+  const take = () => {
+    const s = read();
+    for (const [pid, micros] of s.own) own.set(pid, micros);
+    for (const [pid, micros] of s.background) background.set(pid, micros);
+  };
+  take();
+  const timer = setInterval(take, everyMs);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      take();
+      return { own, background };
+    },
+  };
+}

@@ -2,12 +2,13 @@
  * `pnpm bench:http`: our server against a bare node:http server answering the same bytes (and,
  * for GET product, Fastify and Hono counterparts), each in its own child process, loaded with
  * autocannon over loopback in alternating rounds. Prints req/s, p50/p99 latency, the server's CPU
- * µs per request (process.cpuUsage of the child) and RSS, with ratios to the bare server; for
- * `post-pg`, our server on a PostgreSQL database of its own, and PostgreSQL's own CPU per request
- * read from /proc. `--help` lists the flags.
+ * µs per request (process.cpuUsage of the child) and RSS, with ratios to the bare server; for the
+ * `-pg` scenarios, our server on a PostgreSQL database of its own and Redis beside its in-memory
+ * twin, pgbench's yardsticks on the same database, PostgreSQL's own CPU per request read from
+ * /proc, and the ratios against the targets of issue 28. `--help` lists the flags.
  * @module
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
@@ -16,6 +17,7 @@ import autocannon from "autocannon";
 import ts from "typescript";
 import { signBody } from "../../packages/core/src/index.js";
 import { DEMO_CREDENTIALS as DEMO } from "../../packages/node-adapter/src/demo.js";
+import { buildCli, migrateAndImportFixtures } from "../built-cli.js";
 import { intFlagOf, parseFlags, usageError } from "../cli-flags.js";
 import {
   ADMIN_URL,
@@ -24,7 +26,17 @@ import {
   dropLiveDatabases,
   PostgresUnreachableError,
 } from "../pg-database.js";
-import { type PgCpuSample, pgCpuReader, pgCpuSince } from "./pg-cpu.js";
+import { type BenchRedis, benchRedis, RedisUnreachableError } from "../redis-prefix.js";
+import { type PgCpuSample, pgCpuReader, pgCpuSince, trackPgCpu } from "./pg-cpu.js";
+import {
+  findPgbench,
+  keyLookup,
+  PGBENCH_INSTALL_HINT,
+  type PgbenchWorkload,
+  runPgbench,
+  setUpWorkloads,
+  singleInsert,
+} from "./pgbench.js";
 import { productFixtures } from "./scaling-fixtures.js";
 import type { CapturedResponse, ServerSpec } from "./servers/common.js";
 
@@ -33,17 +45,26 @@ const HERE = fileURLToPath(new URL("./", import.meta.url));
 
 const HELP = `pnpm bench:http [flags]
 
-  --scenarios a,b     product, product-nolog, healthz, yield-calc, position, post, post-pg
-                      (default: all); any scenario + "-nolog" runs our server with --log none.
-                      post-pg is post with our server on PostgreSQL (--database-url to a database
-                      of its own, created, migrated and filled with the fixtures at start, dropped
-                      at the end, also on failure or Ctrl-C), next to the same bare server (and
-                      to ours in memory when post is selected too: one group, the same rounds);
-                      a second table gives PostgreSQL's own CPU per request (its processes' utime
-                      + stime from /proc, which the CPU column cannot see). It needs PostgreSQL at
-                      PARTNER_YIELD_TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/
-                      postgres, a user that may create databases): named in --scenarios, the run
-                      fails at start without it; in the default list it is skipped with a notice
+  --scenarios a,b     product, product-nolog, healthz, yield-calc, position, post, product-pg,
+                      yield-calc-pg, position-pg, post-pg (default: all); "pg" stands for the four
+                      -pg ones. Any scenario + "-nolog" runs our server with --log none.
+                      X-pg is X with our server on PostgreSQL and Redis, as a user runs it (built
+                      dist/, --log none, --database-url to a database of its own, created at
+                      start, migrated and filled with \`db migrate\` and \`db import-fixtures\`,
+                      dropped at the end, also on failure or Ctrl-C; --redis-url with a key prefix
+                      of its own), always beside its in-memory twin X-nolog and the same bare
+                      server in the same rounds. pgbench on the same database joins the rounds:
+                      a prepared key lookup on api_keys in the first GET -pg group, a single-row
+                      insert + commit in post-pg's. Then PostgreSQL's own CPU per request (utime +
+                      stime from /proc, which the CPU column cannot see) and the targets of issue
+                      28 (ratios to the twin of the same round; post-pg to pgbench's insert).
+                      It needs PostgreSQL at PARTNER_YIELD_TEST_DATABASE_URL (default
+                      postgres://postgres@127.0.0.1:5432/postgres, a user that may create
+                      databases) and Redis at PARTNER_YIELD_TEST_REDIS_URL (default
+                      redis://127.0.0.1:6379): named in --scenarios, the run fails at start
+                      without them; in the default list they are skipped with a notice. Without
+                      pgbench (PGBENCH or PATH) its rows are left out with how to install it
+  --pgbench-clients n pgbench's connections (default 16)
   --rounds n          alternating rounds per scenario (default 5)
   --duration s        seconds per measured run (default 6)
   --warmup s          seconds of warm-up per server before the rounds (default 2)
@@ -88,6 +109,7 @@ const flags = parseFlags("bench:http", HELP, {
   "rss-seconds": { type: "string" },
   calibrate: { type: "string" },
   "batched-bare": { type: "boolean" },
+  "pgbench-clients": { type: "string" },
 });
 const positive = intFlagOf("bench:http");
 /** A positive integer flag (at most 10 million). */
@@ -104,6 +126,7 @@ const settings = {
   pipelining: intFlag(flags.pipelining, 1, "pipelining"),
 };
 let nextPort = intFlag(flags["port-base"], 21100, "port-base");
+const pgbenchClients = intFlag(flags["pgbench-clients"], 16, "pgbench-clients");
 /** Microseconds of busy work of the `--calibrate` rows (bare server + work). */
 const calibration = (flags.calibrate?.split(",") ?? []).map((us) => positive("calibrate", us, 1, 1, 100_000));
 
@@ -157,26 +180,30 @@ const REQUESTS: Record<string, RequestShape> = {
   },
 };
 
-const ALL = ["product", "product-nolog", "healthz", "yield-calc", "position", "post", "post-pg"];
-/** Scenarios that run our server on PostgreSQL: the request's name + "-pg". */
-const PG_REQUESTS = new Set(["post"]);
-const SCENARIOS = flags.scenarios === undefined ? ALL : flags.scenarios.split(",");
+/** Scenarios that run our server on PostgreSQL and Redis: the request's name + "-pg". */
+const PG_SCENARIOS = ["product-pg", "yield-calc-pg", "position-pg", "post-pg"];
+const ALL = ["product", "product-nolog", "healthz", "yield-calc", "position", "post", ...PG_SCENARIOS];
+const PG_REQUESTS = new Set(PG_SCENARIOS.map((name) => name.slice(0, -"-pg".length)));
+const SCENARIOS =
+  flags.scenarios === undefined
+    ? ALL
+    : [...new Set(flags.scenarios.split(",").flatMap((name) => (name === "pg" ? PG_SCENARIOS : [name])))];
 
 interface ScenarioName {
   /** The key of REQUESTS. */
   readonly request: string;
-  /** Our server on PostgreSQL. */
+  /** Our server on PostgreSQL and Redis. */
   readonly pg: boolean;
-  /** Our server with --log none. */
+  /** Our server with --log none (always on PostgreSQL). */
   readonly nolog: boolean;
 }
 
 function parseScenario(name: string): ScenarioName | undefined {
-  const m = /^(.+?)(-pg)?(-nolog)?$/.exec(name);
+  const m = /^(.+?)(-pg|-nolog)?$/.exec(name);
   if (m === null || REQUESTS[m[1]!] === undefined) return undefined;
-  const pg = m[2] !== undefined;
+  const pg = m[2] === "-pg";
   if (pg && !PG_REQUESTS.has(m[1]!)) return undefined;
-  return { request: m[1]!, pg, nolog: m[3] !== undefined };
+  return { request: m[1]!, pg, nolog: m[2] !== undefined };
 }
 for (const name of SCENARIOS) {
   if (parseScenario(name) === undefined) {
@@ -266,14 +293,7 @@ class ServerChild {
  * per-request cost no deployment pays).
  */
 function prepare(): string {
-  execFileSync(
-    process.execPath,
-    [join(ROOT, "node_modules/typescript/bin/tsc"), "-b", "packages/node-adapter/tsconfig.build.json"],
-    {
-      cwd: ROOT,
-      stdio: "inherit",
-    },
-  );
+  buildCli();
   const out = join(HERE, ".build");
   mkdirSync(join(out, "servers"), { recursive: true });
   const files = ["probe.ts", ...readdirSync(join(HERE, "servers")).map((f) => `servers/${f}`)];
@@ -481,18 +501,49 @@ async function load(server: ServerChild, shape: RequestShape, seconds: number): 
 
 interface Contender {
   readonly label: string;
-  readonly server: ServerChild;
+  /** The server loaded with autocannon; undefined for a pgbench row. */
+  readonly server?: ServerChild;
+  /** A pgbench row: this workload run on the bench database instead of an HTTP load. */
+  readonly pgbench?: PgbenchWorkload;
   /** The scenario its rows name. */
   readonly scenario: string;
-  /** Our server on PostgreSQL: PostgreSQL's own CPU is read around its runs. */
+  /** Our server on PostgreSQL, or pgbench: PostgreSQL's own CPU is read around its runs. */
   readonly pg?: boolean;
   /** For a PostgreSQL contender: the same server in memory, when in the same group. */
   readonly inMemory?: Contender | undefined;
+  /** Another checkout's server (--baseline): not judged against the targets. */
+  readonly baseline?: boolean;
+}
+
+/** What the PostgreSQL rows run on: the bench database, its Redis prefix, pgbench if found. */
+interface PgSetup {
+  readonly database: BenchDatabase;
+  readonly redis: BenchRedis;
+  /** The pgbench to run; undefined when it is not installed (its rows are left out). */
+  readonly pgbench: string | undefined;
+}
+
+/** One measured run of a contender: an autocannon load of its server, or a pgbench run. */
+async function measure(c: Contender, shape: RequestShape, seconds: number, setup?: PgSetup): Promise<Sample> {
+  if (c.pgbench === undefined) return load(c.server!, shape, seconds);
+  const r = await runPgbench(setup!.pgbench!, setup!.database.url, c.pgbench, pgbenchClients, seconds);
+  return {
+    total: r.total,
+    reqPerSec: r.tps,
+    p50: r.p50,
+    p99: r.p99,
+    // Not a server of ours: no server CPU or RSS (PostgreSQL's own CPU is in the second table).
+    cpuPerRequest: Number.NaN,
+    rss: Number.NaN,
+    rssLow: Number.NaN,
+    rssHigh: Number.NaN,
+    bad: r.failed,
+  };
 }
 
 /**
- * The scenarios in groups of one bare server and the same alternating rounds: `X` and `X-pg` (the
- * same `-nolog`) form one group.
+ * The scenarios in groups of one bare server and the same alternating rounds: `X-nolog` and `X-pg`
+ * form one group, and an `X-pg` always has its in-memory twin `X-nolog` beside it.
  */
 function groupsOf(names: readonly string[]): string[][] {
   const out: string[][] = [];
@@ -509,15 +560,24 @@ function groupsOf(names: readonly string[]): string[][] {
       group.push(name);
     }
   }
+  for (const group of out) {
+    const p = parseScenario(group[0]!)!;
+    const twin = `${p.request}-nolog`;
+    if (group.some((n) => parseScenario(n)!.pg) && !group.includes(twin)) group.push(twin);
+  }
   // In memory first: its answer is the one the bare server gives.
   for (const group of out) group.sort((a, b) => Number(parseScenario(a)!.pg) - Number(parseScenario(b)!.pg));
   return out;
 }
 
-/** Starts a group's servers: bare first (the baseline). */
+/**
+ * Starts a group's servers: bare first (the baseline); `yardstick`, a pgbench workload run in the
+ * group's rounds.
+ */
 async function startGroup(
   names: readonly string[],
-  database: BenchDatabase | undefined,
+  setup: PgSetup | undefined,
+  yardstick: PgbenchWorkload | undefined,
 ): Promise<Contender[]> {
   const parsed = names.map((name) => ({ name, ...parseScenario(name)! }));
   const { request, nolog } = parsed[0]!;
@@ -525,32 +585,36 @@ async function startGroup(
   const logFlags = nolog ? ["--log", "none"] : [];
   const ours: Contender[] = [];
   for (const p of parsed) {
-    const url = p.pg ? database!.url : undefined;
-    const label = `partner-yield${p.pg ? " on PostgreSQL" : ""}${nolog ? " --log none" : ""}`;
-    const inMemory = p.pg ? ours.find((c) => !c.pg && !c.label.endsWith("(baseline)")) : undefined;
+    const url = p.pg ? setup!.database.url : undefined;
+    const extra = p.pg
+      ? [...logFlags, "--redis-url", setup!.redis.url, "--redis-key-prefix", setup!.redis.prefix]
+      : logFlags;
+    const label = `partner-yield${p.pg ? " on PostgreSQL + Redis" : ""}${nolog ? " --log none" : ""}`;
+    const inMemory = p.pg ? ours.find((c) => !c.pg && c.baseline !== true) : undefined;
     ours.push({
       label,
       scenario: p.name,
       pg: p.pg,
       inMemory,
-      server: startOurs(`ours-${p.name}`, logFlags, ROOT, url),
+      server: startOurs(`ours-${p.name}`, extra, ROOT, url),
     });
     if (flags.baseline !== undefined) {
-      const baselineInMemory = p.pg ? ours.find((c) => !c.pg && c.label.endsWith("(baseline)")) : undefined;
+      const baselineInMemory = p.pg ? ours.find((c) => !c.pg && c.baseline === true) : undefined;
       ours.push({
         label: `${label} (baseline)`,
         scenario: p.name,
         pg: p.pg,
         inMemory: baselineInMemory,
-        server: startOurs(`baseline-${p.name}`, logFlags, flags.baseline, url),
+        baseline: true,
+        server: startOurs(`baseline-${p.name}`, extra, flags.baseline, url),
       });
     }
   }
   let response: CapturedResponse | undefined;
   for (const c of ours) {
-    await waitReady(c.server);
+    await waitReady(c.server!);
     // Each of ours must answer the request (2xx); the bare server gives the first answer.
-    const answer = await capture(c.server, shape);
+    const answer = await capture(c.server!, shape);
     response ??= answer;
   }
   const spec = { response: response!, readsBody: shape.body !== undefined, apiKey: DEMO.sandboxApiKey };
@@ -558,6 +622,9 @@ async function startGroup(
     { label: "bare node:http", scenario: names.join(", "), server: startComparison("bare", "bare.ts", spec) },
     ...ours,
   ];
+  if (yardstick !== undefined) {
+    contenders.push({ label: yardstick.label, scenario: "pgbench", pg: true, pgbench: yardstick });
+  }
   if (flags["batched-bare"] === true) {
     contenders.push({
       label: "bare node:http, batched",
@@ -580,7 +647,7 @@ async function startGroup(
     });
     contenders.push({ label: "hono", scenario: names[0]!, server: startComparison("hono", "hono.ts", spec) });
   }
-  for (const c of contenders) await waitReady(c.server);
+  for (const c of contenders) if (c.server !== undefined) await waitReady(c.server);
   return contenders;
 }
 
@@ -598,36 +665,65 @@ interface PgSample {
   readonly seen: boolean;
 }
 
-async function runTable(
-  names: string[],
-  database: BenchDatabase | undefined,
-  skipped?: string,
-): Promise<void> {
-  header(database);
+/** The targets of issue 28: req/s of each GET on PostgreSQL + Redis against its in-memory twin. */
+const RPS_TARGETS: Readonly<Record<string, number>> = { product: 0.7, "yield-calc": 0.7, position: 0.5 };
+/** A GET's p99 and server CPU per request on PostgreSQL + Redis: at most this times the twin's. */
+const GET_P99_TARGET = 2;
+const GET_CPU_TARGET = 2;
+/** The signed POST on PostgreSQL: at least this times pgbench's single-row insert rate. */
+const POST_PGBENCH_TARGET = 0.5;
+
+/**
+ * The pgbench yardstick of each group: the key lookup in the first group with a GET on
+ * PostgreSQL, the insert in the group of `post-pg`.
+ */
+function yardsticksOf(
+  groups: readonly string[][],
+  setup: PgSetup | undefined,
+): Map<string[], PgbenchWorkload> {
+  const out = new Map<string[], PgbenchWorkload>();
+  if (setup?.pgbench === undefined) return out;
+  const pgRequest = (group: readonly string[]) =>
+    group.map((n) => parseScenario(n)!).find((p) => p.pg)?.request;
+  const lookupGroup = groups.find((g) => pgRequest(g) !== undefined && pgRequest(g) !== "post");
+  if (lookupGroup !== undefined) out.set(lookupGroup, keyLookup(DEMO.sandboxApiKey, pgbenchClients));
+  const insertGroup = groups.find((g) => pgRequest(g) === "post");
+  if (insertGroup !== undefined) out.set(insertGroup, singleInsert(pgbenchClients));
+  return out;
+}
+
+async function runTable(names: string[], setup: PgSetup | undefined, skipped: string[]): Promise<void> {
+  header(setup);
   console.log(
     "| scenario | server | req/s | x bare | p50 ms | p99 ms | x bare p99 | CPU µs/req | x bare CPU | RSS MiB | non-2xx/errors |",
   );
   console.log("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
   const pgRows: string[] = [];
+  const targetRows: string[] = [];
   let pgUnreadable = false;
-  for (const group of groupsOf(names)) {
+  const groups = groupsOf(names);
+  const yardsticks = yardsticksOf(groups, setup);
+  for (const group of groups) {
     const shape = REQUESTS[parseScenario(group[0]!)!.request]!;
-    const contenders = await startGroup(group, database);
+    const contenders = await startGroup(group, setup, yardsticks.get(group));
     const readPg =
-      database !== undefined && contenders.some((c) => c.pg) ? pgCpuReader(database.name) : undefined;
-    if (database !== undefined && contenders.some((c) => c.pg) && readPg === undefined) pgUnreadable = true;
+      setup !== undefined && contenders.some((c) => c.pg) ? pgCpuReader(setup.database.name) : undefined;
+    if (setup !== undefined && contenders.some((c) => c.pg) && readPg === undefined) pgUnreadable = true;
     try {
-      for (const c of contenders) await load(c.server, shape, settings.warmup);
+      for (const c of contenders) await measure(c, shape, settings.warmup, setup);
       const samples = new Map<Contender, Sample[]>(contenders.map((c) => [c, []]));
       const pgSamples = new Map<Contender, PgSample[]>(contenders.map((c) => [c, []]));
       for (let round = 0; round < settings.rounds; round++) {
         const order = round % 2 === 0 ? contenders : [...contenders].reverse();
         for (const c of order) {
           const pgBefore: PgCpuSample | undefined = c.pg === true ? readPg?.() : undefined;
-          const sample = await load(c.server, shape, settings.duration);
+          // pgbench's connections end with it: their time is read every 100 ms while they run.
+          const tracker =
+            pgBefore !== undefined && c.pgbench !== undefined ? trackPgCpu(readPg!, 100) : undefined;
+          const sample = await measure(c, shape, settings.duration, setup);
           samples.get(c)!.push(sample);
           if (pgBefore !== undefined) {
-            const after = readPg!();
+            const after = tracker?.stop() ?? readPg!();
             const spent = pgCpuSince(pgBefore, after);
             const n = Math.max(1, sample.total);
             pgSamples
@@ -648,49 +744,112 @@ async function runTable(
         };
       };
       const base = summary(contenders[0]!);
-      const baseSamples = samples.get(contenders[0]!)!;
-      // Each round's ratio to the bare server's run of the same round, then the median: the two
-      // runs are minutes closer in time than the rounds' medians are, so the machine's drift
-      // (this VM's speed moves by 10-30 % over minutes) cancels out of the ratio.
-      const ratios = (c: Contender, pick: (x: Sample) => number) =>
-        samples.get(c)!.map((x, i) => pick(x) / Math.max(pick(baseSamples[i]!), 1e-9));
-      const ratio = (c: Contender, pick: (x: Sample) => number) => median(ratios(c, pick));
+      // Each round's ratio to another contender's run of the same round (the bare server's, the
+      // twin's), then the median: the two runs are minutes closer in time than the rounds' medians
+      // are, so the machine's drift (this VM's speed moves by 10-30 % over minutes) cancels out.
+      const ratios = (c: Contender, to: Contender, pick: (x: Sample) => number) => {
+        const of = samples.get(to)!;
+        return samples.get(c)!.map((x, i) => pick(x) / Math.max(pick(of[i]!), 1e-9));
+      };
+      const ratio = (c: Contender, to: Contender, pick: (x: Sample) => number) => median(ratios(c, to, pick));
+      /** The median ratio with the lowest and highest round's in brackets. */
+      const spread = (xs: readonly number[]) =>
+        `${median(xs).toFixed(2)} (${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)})`;
+      const bare = contenders[0]!;
       for (const c of contenders) {
         const m = summary(c);
-        const rpsRatios = ratios(c, (x) => x.reqPerSec);
-        // The rounds' spread, so a reader sees how far one round's ratio can be from the median.
-        const rpsCell =
-          c === contenders[0]
-            ? "1.00"
-            : `${median(rpsRatios).toFixed(2)} (${Math.min(...rpsRatios).toFixed(2)}–${Math.max(...rpsRatios).toFixed(2)})`;
-        const p99Ratio = ratio(c, (x) => Math.max(x.p99, 1e-3));
-        const cpuRatio = ratio(c, (x) => x.cpuPerRequest);
-        console.log(
-          `| ${c.scenario} | ${c.label} | ${Math.round(m.rps)} | ${rpsCell} | ${m.p50.toFixed(2)} | ${m.p99.toFixed(2)} | ${p99Ratio.toFixed(2)} | ${m.cpu.toFixed(1)} | ${cpuRatio.toFixed(2)} | ${(m.rss / 2 ** 20).toFixed(0)} | ${m.bad} |`,
-        );
+        const p99Of = (x: Sample) => Math.max(x.p99, 1e-3);
+        const cpuOf = (x: Sample) => x.cpuPerRequest;
+        if (c.pgbench !== undefined) {
+          // Not an HTTP server: no ratio to the bare server, no server CPU or RSS.
+          console.log(
+            `| ${c.scenario} | ${c.label} | ${Math.round(m.rps)} | – | ${m.p50.toFixed(2)} | ${m.p99.toFixed(2)} | – | – | – | – | ${m.bad} |`,
+          );
+        } else {
+          // The rounds' spread, so a reader sees how far one round's ratio can be from the median.
+          const rpsCell = c === bare ? "1.00" : spread(ratios(c, bare, (x) => x.reqPerSec));
+          console.log(
+            `| ${c.scenario} | ${c.label} | ${Math.round(m.rps)} | ${rpsCell} | ${m.p50.toFixed(2)} | ${m.p99.toFixed(2)} | ${ratio(c, bare, p99Of).toFixed(2)} | ${m.cpu.toFixed(1)} | ${ratio(c, bare, cpuOf).toFixed(2)} | ${(m.rss / 2 ** 20).toFixed(0)} | ${m.bad} |`,
+          );
+        }
         const pg = pgSamples.get(c)!;
-        if (pg.length === 0) continue;
-        const server = samples.get(c)!;
-        const memory = c.inMemory === undefined ? "–" : (m.rps / summary(c.inMemory).rps).toFixed(2);
-        const seen = pg.some((x) => x.seen);
-        const cell = (xs: number[]) => (seen ? median(xs).toFixed(1) : "not seen");
-        const total = median(server.map((x, i) => x.cpuPerRequest + pg[i]!.own + pg[i]!.background));
-        pgRows.push(
-          `| ${c.scenario} | ${c.label} | ${Math.round(m.rps)} | ${memory} | ${m.cpu.toFixed(1)} | ${cell(pg.map((x) => x.own))} | ${cell(pg.map((x) => x.background))} | ${seen ? total.toFixed(1) : "–"} | ${seen ? (total / base.cpu).toFixed(2) : "–"} |`,
-        );
+        if (pg.length > 0) {
+          const server = samples.get(c)!;
+          const memory = c.inMemory === undefined ? "–" : (m.rps / summary(c.inMemory).rps).toFixed(2);
+          const seen = pg.some((x) => x.seen);
+          const cell = (xs: number[]) => (seen ? median(xs).toFixed(1) : "not seen");
+          const serverCpu = (x: Sample) => (Number.isNaN(x.cpuPerRequest) ? 0 : x.cpuPerRequest);
+          const total = median(server.map((x, i) => serverCpu(x) + pg[i]!.own + pg[i]!.background));
+          pgRows.push(
+            `| ${c.scenario} | ${c.label} | ${Math.round(m.rps)} | ${memory} | ${c.pgbench === undefined ? m.cpu.toFixed(1) : "–"} | ${cell(pg.map((x) => x.own))} | ${cell(pg.map((x) => x.background))} | ${seen ? total.toFixed(1) : "–"} | ${seen && c.pgbench === undefined ? (total / base.cpu).toFixed(2) : "–"} |`,
+          );
+        }
+        // The targets: ours on PostgreSQL (not a baseline) against its twin of the same rounds.
+        const twin = c.inMemory;
+        if (c.pg !== true || c.pgbench !== undefined || c.baseline === true || twin === undefined) continue;
+        const request = parseScenario(c.scenario)!.request;
+        const row = (measured: string, value: string, target: string, met: string) =>
+          targetRows.push(`| ${c.scenario} | ${measured} | ${value} | ${target} | ${met} |`);
+        const judged = (value: number, ok: boolean) =>
+          Number.isFinite(value) ? (ok ? "met" : "NOT met") : "–";
+        const p99 = ratio(c, twin, p99Of);
+        const cpu = ratio(c, twin, cpuOf);
+        if (request === "post") {
+          const insert = contenders.find((x) => x.pgbench?.name === "insert");
+          if (insert === undefined) {
+            row(
+              "req/s x pgbench single-row insert",
+              "–",
+              `>= ${POST_PGBENCH_TARGET.toFixed(2)}`,
+              "not judged: no pgbench",
+            );
+          } else {
+            const xs = ratios(c, insert, (x) => x.reqPerSec);
+            row(
+              "req/s x pgbench single-row insert",
+              spread(xs),
+              `>= ${POST_PGBENCH_TARGET.toFixed(2)}`,
+              judged(median(xs), median(xs) >= POST_PGBENCH_TARGET),
+            );
+          }
+          row("req/s x in memory", spread(ratios(c, twin, (x) => x.reqPerSec)), "–", "no target");
+          row("p99 x in memory", p99.toFixed(2), "–", "no target");
+          row("server CPU µs/req x in memory", cpu.toFixed(2), "–", "no target");
+        } else {
+          const xs = ratios(c, twin, (x) => x.reqPerSec);
+          const target = RPS_TARGETS[request]!;
+          row(
+            "req/s x in memory",
+            spread(xs),
+            `>= ${target.toFixed(2)}`,
+            judged(median(xs), median(xs) >= target),
+          );
+          row(
+            "p99 x in memory",
+            p99.toFixed(2),
+            `<= ${GET_P99_TARGET.toFixed(2)}`,
+            judged(p99, p99 <= GET_P99_TARGET),
+          );
+          row(
+            "server CPU µs/req x in memory",
+            cpu.toFixed(2),
+            `<= ${GET_CPU_TARGET.toFixed(2)}`,
+            judged(cpu, cpu <= GET_CPU_TARGET),
+          );
+        }
       }
     } finally {
-      await Promise.all(contenders.map((c) => c.server.stop()));
+      await Promise.all(contenders.map((c) => c.server?.stop()));
     }
   }
   if (pgRows.length > 0 || pgUnreadable) {
     console.log(
       "\nPostgreSQL's own CPU (a separate process on the same cores, which the CPU column above, the server " +
         "process's own time, cannot see): utime + stime of its processes from /proc, read before and after " +
-        'each run of our server on PostgreSQL; medians of the rounds, per request. "backends": the processes ' +
-        "of the bench's database (its pool's connections, autovacuum); \"background\": postmaster, " +
-        "checkpointer, background writer, walwriter... (server-wide: they also count any other database's " +
-        'load). "total": server + backends + background, against the bare server\'s CPU.\n',
+        "each run on PostgreSQL (ours, pgbench); medians of the rounds, per request (pgbench: per transaction). " +
+        "\"backends\": the processes of the bench's database (its pool's connections, pgbench's, autovacuum); " +
+        '"background": postmaster, checkpointer, background writer, walwriter... (server-wide: they also count ' +
+        "any other database's load). \"total\": server + backends + background, against the bare server's CPU.\n",
     );
     if (pgUnreadable) console.log("not measured: /proc cannot be read on this machine\n");
     console.log(
@@ -699,10 +858,20 @@ async function runTable(
     console.log("|---|---|---:|---:|---:|---:|---:|---:|---:|");
     for (const row of pgRows) console.log(row);
   }
-  if (skipped !== undefined) console.log(`\n${skipped}`);
+  if (targetRows.length > 0) {
+    console.log(
+      "\nTargets of issue 28: ours on PostgreSQL + Redis against its in-memory twin (--log none both), each the " +
+        "median of the rounds' ratios to the twin's run in the same round (req/s: lowest–highest round in " +
+        "brackets); post-pg against pgbench's single-row insert in the same rounds. CPU: the server process's own.\n",
+    );
+    console.log("| scenario | ratio | measured | target | |");
+    console.log("|---|---|---:|---:|---|");
+    for (const row of targetRows) console.log(row);
+  }
+  for (const notice of skipped) console.log(`\n${notice}`);
 }
 
-function header(database?: BenchDatabase): void {
+function header(setup?: PgSetup): void {
   const cpu = cpus();
   console.log(
     `machine: ${cpu[0]?.model ?? "?"} x ${cpu.length} cores; node ${process.version}; ` +
@@ -710,9 +879,12 @@ function header(database?: BenchDatabase): void {
       `${settings.rounds} alternating rounds x ${settings.duration} s after ${settings.warmup} s warm-up; ` +
       `medians of the rounds; each "x bare" is the median of the rounds' ratios to the bare server's run in the same round (req/s: lowest–highest round in brackets); our server: \`partner-yield serve\` (JSON request log to /dev/null unless --log none, ` +
       `limiter on with --rate-limit-quota 1000000000), in-memory stores with their bounds lifted` +
-      (database === undefined
+      (setup === undefined
         ? ""
-        : `; "on PostgreSQL": --database-url to ${database.name} (a database of this run's own, fixtures imported; default pool of 10)`),
+        : `; "on PostgreSQL + Redis": --log none, --database-url to ${setup.database.name} (a database of this run's own, \`db migrate\` and \`db import-fixtures\`; default pool of 10), --redis-url ${setup.redis.url} with --redis-key-prefix ${setup.redis.prefix}` +
+          (setup.pgbench === undefined
+            ? ""
+            : `; pgbench: ${pgbenchClients} clients, -M prepared, on the same database`)),
   );
 }
 
@@ -859,7 +1031,10 @@ async function runScaling(kind: "products" | "events"): Promise<void> {
   }
 }
 
-// Ctrl-C (or a SIGTERM) stops the servers and drops the bench database before exiting.
+/** The bench's Redis prefix while the run holds one, for the signal handler. */
+let liveRedis: BenchRedis | undefined;
+
+// Ctrl-C (or a SIGTERM) stops the servers, drops the bench database and clears the Redis prefix.
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.once(signal, () => {
     process.stderr.write(
@@ -867,7 +1042,7 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
     );
     // At most 5 s for their shutdown, then the rest are killed; then the database goes.
     Promise.all([...ServerChild.running].map((server) => server.stop()))
-      .then(() => dropLiveDatabases())
+      .then(() => Promise.all([dropLiveDatabases(), liveRedis?.clear()]))
       .catch((error: Error) =>
         process.stderr.write(`bench:http: dropping the database failed: ${error.message}\n`),
       )
@@ -875,40 +1050,75 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
   });
 }
 
+/**
+ * The PostgreSQL rows' database (created empty here; migrated and filled by the built CLI once it
+ * is built) and Redis prefix. A missing service fails the run when a -pg scenario was named, and
+ * skips those scenarios (a notice) in the default list: `skipped` gets the notice then.
+ */
+async function connectPgSetup(
+  pgNames: readonly string[],
+  skipped: string[],
+): Promise<PgSetup | undefined | null> {
+  let database: BenchDatabase | undefined;
+  try {
+    database = await createBenchDatabase(ADMIN_URL, { empty: true });
+    const redis = await benchRedis();
+    liveRedis = redis;
+    const pgbench = findPgbench();
+    if (pgbench === undefined) {
+      const notice = `pgbench rows left out: pgbench not found. ${PGBENCH_INSTALL_HINT}`;
+      process.stderr.write(`bench:http: ${notice}\n`);
+      skipped.push(notice);
+    }
+    return { database, redis, pgbench };
+  } catch (error) {
+    await database?.drop();
+    if (!(error instanceof PostgresUnreachableError) && !(error instanceof RedisUnreachableError))
+      throw error;
+    if (flags.scenarios !== undefined) {
+      process.stderr.write(
+        `bench:http: ${pgNames.join(", ")} needs PostgreSQL and Redis: ${error.message}\n`,
+      );
+      process.exitCode = 1;
+      return null;
+    }
+    const notice = `${pgNames.join(", ")} skipped: ${error.message}`;
+    process.stderr.write(`bench:http: ${notice}\n`);
+    skipped.push(notice);
+    return undefined;
+  }
+}
+
 async function main(): Promise<void> {
   const tableRun = flags.scaling === undefined && flags.rss !== true;
   let names = SCENARIOS;
-  let database: BenchDatabase | undefined;
-  let skipped: string | undefined;
+  const skipped: string[] = [];
   const pgNames = names.filter((n) => parseScenario(n)!.pg);
+  let setup: PgSetup | undefined;
   if (tableRun && pgNames.length > 0) {
-    try {
-      database = await createBenchDatabase(ADMIN_URL);
-    } catch (error) {
-      if (!(error instanceof PostgresUnreachableError)) throw error;
-      if (flags.scenarios !== undefined) {
-        process.stderr.write(`bench:http: ${pgNames.join(", ")} needs PostgreSQL: ${error.message}\n`);
-        process.exitCode = 1;
-        return;
-      }
-      skipped = `${pgNames.join(", ")} skipped: ${error.message}`;
-      process.stderr.write(`bench:http: ${skipped}\n`);
-      names = names.filter((n) => !parseScenario(n)!.pg);
-    }
+    const connected = await connectPgSetup(pgNames, skipped);
+    if (connected === null) return;
+    setup = connected;
+    if (setup === undefined) names = names.filter((n) => !parseScenario(n)!.pg);
   }
   try {
     BUILD = prepare();
     NODE_ARGS = ["--import", join(BUILD, "probe.js")];
+    if (setup !== undefined) {
+      await migrateAndImportFixtures(setup.database.url);
+      if (setup.pgbench !== undefined)
+        await setUpWorkloads(setup.database.url, [singleInsert(pgbenchClients)]);
+    }
     if (flags.scaling !== undefined) {
       await runScaling(flags.scaling as "products" | "events");
     } else if (flags.rss === true) {
       await runRss(intFlag(flags["rss-seconds"], 180, "rss-seconds"));
     } else {
-      await runTable(names, database, skipped);
+      await runTable(names, setup, skipped);
     }
   } finally {
     await Promise.all([...ServerChild.running].map((server) => server.stop()));
-    await database?.drop();
+    await Promise.all([setup?.database.drop(), setup?.redis.clear()]);
   }
 }
 

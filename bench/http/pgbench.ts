@@ -1,0 +1,179 @@
+/**
+ * PostgreSQL's own yardsticks for `bench:http`'s PostgreSQL rows, measured with `pgbench` on the
+ * same machine and the bench's own database: a prepared key lookup on our `api_keys` table (the
+ * statement `PostgresKeyStore.findByHash` sends, for the demo key) and a single-row insert with
+ * its commit into a scratch table (a 1 KiB text, about the signed event's body). Each run's
+ * percentiles come from pgbench's per-transaction log (`-l`), exact as the HTTP rows' are.
+ * @module
+ */
+import { execFile, execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createPool } from "../../packages/store-postgres/src/index.js";
+
+/** What to install where pgbench is missing. */
+export const PGBENCH_INSTALL_HINT =
+  "pgbench comes with PostgreSQL: on Debian/Ubuntu `apt-get install postgresql-contrib` (pgbench is in " +
+  "the server package postgresql-NN, e.g. postgresql-15 on Debian 12; /usr/bin/pgbench is the " +
+  "postgresql-client-common wrapper), on Alpine `apk add postgresql-contrib`, on macOS " +
+  "`brew install postgresql`; or put a pgbench on PATH (PGBENCH=/path/to/pgbench)";
+
+/** pgbench ran but failed (exit status, or output this code cannot read). */
+export class PgbenchError extends Error {
+  readonly code = "pgbench_failed";
+  constructor(detail: string) {
+    super(`pgbench failed: ${detail}`);
+    this.name = "PgbenchError";
+  }
+}
+
+/**
+ * The pgbench to run (`PGBENCH`, else `pgbench` on PATH) when it answers `--version`; undefined
+ * otherwise.
+ * @example const bin = findPgbench() ?? fail(PGBENCH_INSTALL_HINT);
+ */
+export function findPgbench(): string | undefined {
+  const bin = process.env["PGBENCH"] ?? "pgbench";
+  try {
+    execFileSync(bin, ["--version"], { stdio: "ignore", timeout: 10_000 });
+    return bin;
+  } catch {
+    return undefined;
+  }
+}
+
+/** One workload: a script of one transaction, its variables and what it needs created first. */
+export interface PgbenchWorkload {
+  /** Short name: log file prefix. */
+  readonly name: "lookup" | "insert";
+  /** The row's label in the table. */
+  readonly label: string;
+  readonly script: string;
+  /** `-D name=value` pairs. */
+  readonly defines: Readonly<Record<string, string>>;
+  /** SQL run once before the first run (the scratch table). */
+  readonly setup?: string;
+}
+
+/**
+ * The key lookup: the key store's statement, prepared (`-M prepared`), for the SHA-256 of `apiKey`.
+ * @example pgbench.run(keyLookup(DEMO.sandboxApiKey, 16), 6)
+ */
+export function keyLookup(apiKey: string, clients: number): PgbenchWorkload {
+  return {
+    name: "lookup",
+    label: `pgbench: prepared key lookup (api_keys), ${clients} clients`,
+    script:
+      "select id::text as id, partner_id, environment, status, label from api_keys where key_hash = :keyhash;\n",
+    defines: { keyhash: createHash("sha256").update(apiKey).digest("hex") },
+  };
+}
+
+/**
+ * The single-row insert: one `insert` of a 1 KiB text into a scratch table, each its own
+ * transaction (autocommit: the insert and its commit, flushed as the server's events are).
+ * @example pgbench.run(singleInsert(16), 6)
+ */
+export function singleInsert(clients: number): PgbenchWorkload {
+  return {
+    name: "insert",
+    label: `pgbench: single-row insert + commit, ${clients} clients`,
+    script: "insert into bench_pgbench_insert (body) values (:body);\n",
+    defines: { body: "x".repeat(1024) },
+    setup:
+      "create table if not exists bench_pgbench_insert (id bigint generated always as identity primary key, body text not null)",
+  };
+}
+
+/**
+ * Creates what the workloads need (their `setup`) in the database at `url`.
+ * @example await setUpWorkloads(database.url, [singleInsert(16)]);
+ */
+export async function setUpWorkloads(url: string, workloads: readonly PgbenchWorkload[]): Promise<void> {
+  const pool = createPool({ connectionString: url, max: 1, statementTimeoutMs: 60_000 });
+  try {
+    for (const w of workloads) if (w.setup !== undefined) await pool.query(w.setup);
+  } finally {
+    await pool.end();
+  }
+}
+
+/** One pgbench run's figures. */
+export interface PgbenchResult {
+  /** Transactions completed (lines of the per-transaction log). */
+  readonly total: number;
+  /** pgbench's tps without the initial connection time. */
+  readonly tps: number;
+  /** Percentiles by nearest rank over every transaction's latency, ms. */
+  readonly p50: number;
+  readonly p99: number;
+  /** Failed transactions (pgbench 15+ reports them; 0 before). */
+  readonly failed: number;
+}
+
+/**
+ * Runs `workload` for `seconds` on the database at `url` with `clients` connections (threads: at
+ * most 2, this machine's cores, and never more than the clients).
+ * @throws PgbenchError when pgbench exits non-zero or prints no tps.
+ * @example const r = await runPgbench("pgbench", url, keyLookup(key, 16), 16, 6);
+ */
+export async function runPgbench(
+  bin: string,
+  url: string,
+  workload: PgbenchWorkload,
+  clients: number,
+  seconds: number,
+): Promise<PgbenchResult> {
+  const dir = mkdtempSync(join(tmpdir(), "py-pgbench-"));
+  try {
+    const script = join(dir, `${workload.name}.sql`);
+    writeFileSync(script, workload.script);
+    const args = [
+      "--no-vacuum",
+      "--protocol=prepared",
+      `--client=${clients}`,
+      `--jobs=${Math.min(2, clients)}`,
+      `--time=${seconds}`,
+      `--file=${script}`,
+      "--log",
+      `--log-prefix=${join(dir, "log")}`,
+      ...Object.entries(workload.defines).map(([k, v]) => `--define=${k}=${v}`),
+      url,
+    ];
+    const stdout = await new Promise<string>((resolve, reject) => {
+      execFile(
+        bin,
+        args,
+        { timeout: (seconds + 60) * 1000, maxBuffer: 4 * 1024 * 1024 },
+        (error, out, err) => {
+          if (error === null) resolve(out);
+          else reject(new PgbenchError(`${error.code ?? error.signal}: ${err.trim() || out.trim()}`));
+        },
+      );
+    });
+    const tps = /^tps = ([\d.]+) \(without initial connection time\)/m.exec(stdout);
+    if (tps === null) throw new PgbenchError(`no tps in its output:\n${stdout}`);
+    const failed = /^number of failed transactions: (\d+)/m.exec(stdout);
+    const times: number[] = [];
+    for (const file of readdirSync(dir).filter((f) => f.startsWith("log."))) {
+      for (const line of readFileSync(join(dir, file), "utf8").split("\n")) {
+        // client_id transaction_no time_us script_no epoch_s epoch_us
+        const micros = line.split(" ")[2];
+        if (micros !== undefined) times.push(Number(micros) / 1000);
+      }
+    }
+    times.sort((a, b) => a - b);
+    const rank = (p: number) => (times.length === 0 ? 0 : times[Math.ceil((p / 100) * times.length) - 1]!);
+    return {
+      total: times.length,
+      tps: Number(tps[1]),
+      p50: rank(50),
+      p99: rank(99),
+      failed: failed === null ? 0 : Number(failed[1]),
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
