@@ -103,8 +103,8 @@ export class PostgresEventStore implements EventStore {
   #queue: Pending[] = [];
   #inFlight = 0;
   #scheduled = false;
-  /** Resolved when the last batch in flight settles with nothing queued (for `close`). */
-  #idle: (() => void) | undefined;
+  /** For `close`: settles when the last batch in flight settles with nothing queued. */
+  #idle: { promise: Promise<void>; resolve: () => void } | undefined;
 
   /**
    * `release` is called by `close()`; by default the pool stays open (it is the caller's).
@@ -151,7 +151,10 @@ export class PostgresEventStore implements EventStore {
         .finally(() => {
           this.#inFlight--;
           this.#drain();
-          if (this.#inFlight === 0 && this.#queue.length === 0) this.#idle?.();
+          if (this.#inFlight === 0 && this.#queue.length === 0) {
+            this.#idle?.resolve();
+            this.#idle = undefined;
+          }
         });
     }
   }
@@ -277,9 +280,14 @@ export class PostgresEventStore implements EventStore {
   /** Waits for the appends in flight, then calls `release`. */
   async close(): Promise<void> {
     if (this.#inFlight > 0 || this.#queue.length > 0) {
-      await new Promise<void>((resolve) => {
-        this.#idle = resolve;
-      });
+      if (this.#idle === undefined) {
+        let resolve = () => {};
+        const promise = new Promise<void>((r) => {
+          resolve = r;
+        });
+        this.#idle = { promise, resolve };
+      }
+      await this.#idle.promise;
     }
     return this.#release();
   }

@@ -295,6 +295,31 @@ describe("PostgresEventStore: concurrent appends share one insert", () => {
     assert.equal(new Set(results.map((r) => ("event" in r ? r.event.id : 0))).size, 1);
   });
 
+  test("close waits for the appends in flight and queued, then releases", async () => {
+    const order: string[] = [];
+    const store = new PostgresEventStore(
+      db!.pool,
+      async () => {
+        order.push("released");
+      },
+      { maxInFlight: 1, maxBatch: 2 },
+    );
+    const p = `p-${uniqueTag()}`;
+    const appends = Array.from({ length: 5 }, (_, n) =>
+      store.append(newEvent({ partnerId: p })).then((r) => order.push(`${n} ${r.status}`)),
+    );
+    await Promise.all([store.close(), store.close()]);
+    await Promise.all(appends);
+    assert.deepEqual(order.slice(0, 5).sort(), [
+      "0 created",
+      "1 created",
+      "2 created",
+      "3 created",
+      "4 created",
+    ]);
+    assert.deepEqual(order.slice(5), ["released", "released"]);
+  });
+
   test("bounds must be positive integers", async () => {
     assert.throws(() => new PostgresEventStore(db!.pool, undefined, { maxBatch: 0 }), RangeError);
     assert.throws(() => new PostgresEventStore(db!.pool, undefined, { maxInFlight: 1.5 }), RangeError);
