@@ -520,10 +520,14 @@ export const EVENT_CHECKS: readonly CheckDefinition[] = [
     ],
     tolerates: [GAPS.statusCodes],
     reference: {
-      asserts: "400 invalid_event with JSON pointers; unknown fields and offset-less times refused too",
+      asserts:
+        "400 invalid_event with JSON pointers; unknown fields, offset-less times and more than 9 fractional digits refused too",
       cites: [
         contract("§5", "schema (`400 invalid_event`, with the failing fields as JSON pointers)"),
-        contract("§5", "`occurred_at`: RFC 3339 date-time with an offset (`Z` or `±hh:mm`)."),
+        contract(
+          "§5",
+          "`occurred_at`: RFC 3339 date-time with an offset (`Z` or `±hh:mm`), fractional seconds of at\n  most 9 digits.",
+        ),
         contract(
           "§5",
           "Unknown top-level fields are refused (`invalid_event`); the content of `data` is opaque.",
@@ -559,6 +563,13 @@ export const EVENT_CHECKS: readonly CheckDefinition[] = [
         [
           "occurred_at without an offset",
           { ...valid, occurred_at: "2026-11-20T10:15:00" },
+          "partner.user.created",
+          "/body/occurred_at",
+          true,
+        ],
+        [
+          "occurred_at with 10 fractional digits",
+          { ...valid, occurred_at: "2026-11-20T10:15:00.1234567890Z" },
           "partner.user.created",
           "/body/occurred_at",
           true,

@@ -162,6 +162,12 @@ describe("requests node:http cannot parse", () => {
       code: "invalid_body",
     },
     {
+      name: "two Content-Type headers",
+      data: `POST ${INBOUND} HTTP/1.1\r\nHost: x\r\nX-Api-Key: ${KEY}\r\nContent-Type: application/json\r\ncontent-type: text/plain\r\nContent-Length: 2\r\n\r\n{}`,
+      status: 400,
+      code: "invalid_parameter",
+    },
+    {
       name: "a 20 KB header",
       data: `GET /api/partner/products HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`,
       status: 431,

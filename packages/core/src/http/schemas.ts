@@ -125,13 +125,13 @@ export const EVENT_TYPES = [
 export const EventType = z.enum(EVENT_TYPES).meta({ id: "EventType" });
 export type EventType = z.infer<typeof EventType>;
 
-/** RFC 3339 date-time with an explicit offset (`Z` or `±hh:mm`), CONTRACT §5. */
+/** RFC 3339 date-time with an explicit offset (`Z` or `±hh:mm`), at most 9 fractional digits, CONTRACT §5. */
 export const Rfc3339DateTime = z
   .string()
   .refine(isRfc3339DateTime, "must be an RFC 3339 date-time with an offset, e.g. 2026-11-20T10:15:00Z")
   .meta({
     format: "date-time",
-    description: "RFC 3339 date-time with offset",
+    description: "RFC 3339 date-time with offset; fractional seconds of at most 9 digits",
     examples: ["2026-11-20T10:15:00Z"],
   });
 
