@@ -17,8 +17,8 @@ import {
   type AdminGroup,
   REFUSAL_EXIT,
 } from "./admin-commands.js";
-import { redactUrl } from "./backends.js";
 import { databaseUrlOf } from "./db-command.js";
+import { redactConnectionText, redactUrl } from "./redact-url.js";
 
 export const ADMIN_GROUPS: readonly AdminGroup[] = ["partners", "keys", "secrets"];
 
@@ -91,7 +91,10 @@ export async function runAdminCommand(
       return usage(`missing --${flag.flag} ${flag.value ?? ""}`.trimEnd(), helpRef);
   const json = values["json"] === true;
 
-  const failure = (code: AdminExit, errorCode: string, message: string, hint?: string): number => {
+  let urls: readonly string[] = [];
+  const failure = (code: AdminExit, errorCode: string, raw: string, hint?: string): number => {
+    // A driver's message may quote the connection URL or its password.
+    const message = redactConnectionText(raw, urls);
     if (json)
       out(
         `${JSON.stringify({ error: { code: errorCode, message, ...(hint === undefined ? {} : { hint }) } })}\n`,
@@ -106,6 +109,7 @@ export async function runAdminCommand(
   if (admin === undefined) {
     const database = databaseUrlOf(values["database-url"] as string | undefined, options.env);
     if (!database.ok) return usage(database.reason, helpRef);
+    urls = [database.value];
     where = redactUrl(database.value);
     const postgres = await import("@partner-yield/store-postgres");
     const pool = postgres.createPool({

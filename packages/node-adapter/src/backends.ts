@@ -21,6 +21,7 @@ import {
 import type { PostgresPriceTable } from "@partner-yield/store-postgres";
 import type { BannerData } from "./banner.js";
 import { loadFixtureDir } from "./fixture-dir.js";
+import { redactUrl } from "./redact-url.js";
 
 export interface Backends {
   readonly events: EventStore | undefined;
@@ -141,15 +142,4 @@ export async function openBackends(options: BackendOptions): Promise<Backends> {
     description: [`data and events: ${data.line}`, `rate limits: ${limiterLine}`],
     readinessChecks: { ...data.checks, rate_limits: limiterCheck },
   };
-}
-
-/** A connection URL without its password, for banners and messages. */
-export function redactUrl(text: string): string {
-  try {
-    const url = new URL(text);
-    if (url.password !== "") url.password = "***";
-    return url.toString();
-  } catch {
-    return "(unparsable URL)";
-  }
 }

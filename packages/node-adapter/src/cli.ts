@@ -4,7 +4,7 @@
  * or fixture. Lifecycle messages go to stderr; stdout holds the banner and the request log.
  * @module
  */
-import { FixtureError, type Partner, redactCredentials, StoreUnavailableError } from "@partner-yield/core";
+import { FixtureError, type Partner, StoreUnavailableError } from "@partner-yield/core";
 import { ADMIN_GROUPS, runAdminCommand } from "./admin-cli.js";
 import { type Backends, openBackends } from "./backends.js";
 import { formatBanner } from "./banner.js";
@@ -17,6 +17,7 @@ import {
   publishedInDatabase,
   publishedInStores,
 } from "./published-credentials.js";
+import { redactConnectionText } from "./redact-url.js";
 import { createNodePartnerApi, startServer } from "./server.js";
 
 // A reader that stops early (`partner-yield --help | head`, a log pipe that died) is not an
@@ -29,6 +30,16 @@ const EXIT_FAILURE = 1;
 const EXIT_USAGE = 2;
 /** After a clean shutdown, the longest the process waits for handles left open before it exits. */
 const EXIT_GRACE_MS = 2000;
+
+/**
+ * The connection URLs this run was given (the command line and the variables that hold one): their
+ * passwords are masked in every message it prints, whatever quoted them.
+ */
+const connectionUrls: readonly (string | undefined)[] = [
+  ...process.argv.slice(2),
+  process.env["DATABASE_URL"],
+  process.env["REDIS_URL"],
+];
 
 async function main(argv: readonly string[]): Promise<void> {
   if (argv[0] === "db") {
@@ -116,7 +127,7 @@ async function serve(config: ServeConfig): Promise<void> {
       : await (await import("./chain-sources.js")).createChainSources(
           config.chain,
           { ...stores, productRecords: data.productRecords, priceTable },
-          (line) => process.stderr.write(`partner-yield: ${line}\n`),
+          (line) => process.stderr.write(`partner-yield: ${redactConnectionText(line, connectionUrls)}\n`),
         );
   const api = createNodePartnerApi({
     environment: config.environment,
@@ -216,18 +227,17 @@ async function closeStores(
 /** A broken idle connection (the pools reconnect by themselves): one JSON line on stderr. */
 function logConnectionError(store: "postgres" | "redis", error: Error): void {
   process.stderr.write(
-    `${JSON.stringify({ level: "warn", time: new Date().toISOString(), msg: `${store} connection error`, error: error.message })}\n`,
+    `${JSON.stringify({ level: "warn", time: new Date().toISOString(), msg: `${store} connection error`, error: redactConnectionText(error.message, connectionUrls) })}\n`,
   );
 }
 
 function fail(code: number, message: string): void {
-  process.stderr.write(`partner-yield: ${redactCredentials(message)}\n`);
+  process.stderr.write(`partner-yield: ${redactConnectionText(message, connectionUrls)}\n`);
   process.exitCode = code;
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  process.stderr.write(
-    `partner-yield: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-  );
+  const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
+  process.stderr.write(`partner-yield: ${redactConnectionText(text, connectionUrls)}\n`);
   process.exitCode = EXIT_FAILURE;
 });

@@ -4,17 +4,10 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import {
-  accept,
-  FixtureError,
-  type Result,
-  redactCredentials,
-  refuse,
-  StoreUnavailableError,
-} from "@partner-yield/core";
-import { redactUrl } from "./backends.js";
+import { accept, FixtureError, type Result, refuse, StoreUnavailableError } from "@partner-yield/core";
 import { loadFixtureDir } from "./fixture-dir.js";
 import { publishedCredentialsMessage, publishedInFixtures } from "./published-credentials.js";
+import { redactConnectionText, redactUrl } from "./redact-url.js";
 
 const EXIT_OK = 0;
 const EXIT_FAILURE = 1;
@@ -91,6 +84,7 @@ export async function runDbCommand(
       `${values.env === undefined ? "PARTNER_YIELD_ENV" : "--env"} must be sandbox or production, not ${JSON.stringify(environment.slice(0, 40))}`,
     );
   const url = database.value;
+  connectionUrls = [url];
 
   // Validate the files before connecting: a bad file changes nothing and says where it is wrong.
   let data: ReturnType<typeof loadFixtureDir> | undefined;
@@ -208,7 +202,10 @@ function usage(message: string): number {
   return fail(EXIT_USAGE, `${message}\nRun \`partner-yield db --help\` for the commands and options.`);
 }
 
+/** The connection URL of the running command: its credentials are masked in every message. */
+let connectionUrls: readonly string[] = [];
+
 function fail(code: number, message: string): number {
-  process.stderr.write(`partner-yield: ${redactCredentials(message)}\n`);
+  process.stderr.write(`partner-yield: ${redactConnectionText(message, connectionUrls)}\n`);
   return code;
 }
