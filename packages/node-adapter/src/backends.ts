@@ -46,6 +46,11 @@ export interface BackendOptions {
   /** False when prices come from a price table, not from the fixtures' prices.json. */
   readonly fixturePricesServed?: boolean | undefined;
   readonly databaseUrl: string | undefined;
+  /**
+   * With `databaseUrl`: a read cache in this process, kept current by LISTEN/NOTIFY (store-postgres
+   * read-cache.ts). Default true.
+   */
+  readonly readCache?: boolean | undefined;
   readonly redisUrl: string | undefined;
   /** Bounds of the in-memory event store (without `databaseUrl`); default the core's. */
   readonly maxEvents?: number | undefined;
@@ -68,6 +73,8 @@ export async function openBackends(options: BackendOptions): Promise<Backends> {
   let data: Omit<Backends, "rateLimiter" | "readinessChecks" | "description"> & {
     readonly checks: Record<string, () => Promise<void>>;
     readonly line: string;
+    /** What the banner says of the read cache (PostgreSQL only). */
+    readonly cacheLine?: string | undefined;
     readonly close: () => Promise<void>;
   };
   if (options.databaseUrl === undefined) {
@@ -85,20 +92,42 @@ export async function openBackends(options: BackendOptions): Promise<Backends> {
     };
   } else {
     const postgres = await import("@partner-yield/store-postgres");
-    const stores = await postgres.openPostgresStores({
-      connectionString: options.databaseUrl,
-      onIdleError: (error) => options.onConnectionError?.("postgres", error),
-    });
+    const cached = options.readCache !== false;
+    const stores = await postgres.openPostgresStores(
+      {
+        connectionString: options.databaseUrl,
+        onIdleError: (error) => options.onConnectionError?.("postgres", error),
+      },
+      {
+        readCache: cached && {
+          // Its loss is no failure (reads go to the database until it is back), but worth a line.
+          onStateChange: (state) => {
+            if (!state.listening)
+              options.onConnectionError?.(
+                "postgres",
+                new Error(
+                  `the read cache's listening connection was lost (${state.lastError ?? "no reason given"}); every read goes to PostgreSQL until it is back`,
+                ),
+              );
+          },
+        },
+      },
+    );
     try {
       const partnerIds = await postgres.listPartnerIds(stores.pool);
       const productRecords: ProductRecord[] = [];
       for (const id of partnerIds) productRecords.push(...(await stores.products.listProducts(id)));
       data = {
         ...stores,
+        // Aged prices (--rpc-url, --price-max-age) are read on every request: /readyz and a
+        // position then fail together when the table cannot be read.
         priceTable: new postgres.PostgresPriceTable(stores.pool),
         banner: { keys: stores.keys, partners: stores.partners, partnerList: partnerIds, productRecords },
         checks: Object.fromEntries(ROLES.map((role) => [role, stores.ping])),
         line: `PostgreSQL ${redactUrl(options.databaseUrl)} (${partnerIds.length} partners, ${productRecords.length} products)`,
+        cacheLine: cached
+          ? "on in this process (keys, partners, secrets, products, holdings, prices): a change is served within 100 ms of its commit while its LISTEN connection is up; every read goes to PostgreSQL while it is down"
+          : "off (--read-cache off): every request reads PostgreSQL",
         close: stores.close,
       };
     } catch (error) {
@@ -139,7 +168,11 @@ export async function openBackends(options: BackendOptions): Promise<Backends> {
     prices: data.prices,
     priceTable: data.priceTable,
     banner: data.banner,
-    description: [`data and events: ${data.line}`, `rate limits: ${limiterLine}`],
+    description: [
+      `data and events: ${data.line}`,
+      `rate limits: ${limiterLine}`,
+      ...(data.cacheLine === undefined ? [] : [`read cache: ${data.cacheLine}`]),
+    ],
     readinessChecks: { ...data.checks, rate_limits: limiterCheck },
   };
 }

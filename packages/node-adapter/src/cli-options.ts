@@ -39,6 +39,8 @@ export interface ServeConfig {
   readonly log: "json" | "none";
   /** PostgreSQL for events, keys, partners, products…; undefined: fixtures and in-memory stores. */
   readonly databaseUrl: string | undefined;
+  /** With `databaseUrl`: each instance's read cache, kept current by LISTEN/NOTIFY (`--read-cache`). */
+  readonly readCache: boolean;
   /** Bounds of the in-memory event store (without `databaseUrl`). */
   readonly maxEvents: number;
   readonly maxEventBytes: number;
@@ -206,6 +208,13 @@ export const SERVE_FLAGS: readonly Flag[] = [
     value: "URL",
     default: "none: the fixtures and in-memory stores",
     help: "PostgreSQL (postgres://…) for events, keys, partners, secrets, products, metrics, vaults and prices, instead of the fixtures; run `partner-yield db migrate` and `db import-fixtures DIR` first",
+  },
+  {
+    flag: "read-cache",
+    env: "PARTNER_YIELD_READ_CACHE",
+    value: "on|off",
+    default: "on",
+    help: "with --database-url: keys, partners, secrets, products, holdings and prices cached in each instance, kept current by PostgreSQL LISTEN/NOTIFY (a change is served within 100 ms of its commit; while the listening connection is down every read goes to the database); off: every request reads PostgreSQL",
   },
   {
     flag: "max-events",
@@ -388,6 +397,10 @@ export function parseCommandLine(
         `${given.source} bounds the in-memory event store; with --database-url events go to PostgreSQL`,
       );
   }
+  const readCache = choice("read-cache", ["on", "off"], "on") === "on";
+  const readCacheGiven = raw("read-cache");
+  if (readCacheGiven !== undefined && databaseUrl === undefined)
+    throw new UsageError(`${readCacheGiven.source} applies only with --database-url`);
   return {
     command: "serve",
     config: {
@@ -411,6 +424,7 @@ export function parseCommandLine(
       },
       log: choice("log", ["json", "none"], "json"),
       databaseUrl,
+      readCache,
       maxEvents: integer("max-events", 1, Number.MAX_SAFE_INTEGER, DEFAULT_MAX_EVENTS),
       maxEventBytes: integer("max-event-bytes", 1, Number.MAX_SAFE_INTEGER, defaultMaxEventBytes()),
       redisUrl: url("redis-url", ["redis", "rediss"]),

@@ -74,6 +74,7 @@ async function serve(config: ServeConfig): Promise<void> {
       fixturesDir: config.fixturesDir,
       fixturePricesServed: config.chain?.priceTable === undefined,
       databaseUrl: config.databaseUrl,
+      readCache: config.readCache,
       redisUrl: config.redisUrl,
       redisKeyPrefix: config.redisKeyPrefix,
       maxEvents: config.maxEvents,
