@@ -7,8 +7,9 @@
 -- at commit, and only when a column the API serves changed (an UPDATE that only stamps
 -- last_used_at or updated_at announces nothing):
 --   {"table": "api_keys", "keys": [["<key_hash>"], …]}   the rows' keys, old and new
---   {"table": "api_keys"}                                  the whole table (a TRUNCATE, or keys
---                                                          that would not fit in NOTIFY's 8000 bytes)
+--   {"table": "api_keys"}                                  the whole table (a TRUNCATE, a statement
+--                                                          of more than 100 rows, or keys that would
+--                                                          not fit in NOTIFY's 8000 bytes)
 -- The key columns and the columns not served are the trigger's two arguments.
 
 create function partner_yield_changed_keys(rows jsonb, key_columns text[]) returns jsonb
@@ -26,9 +27,21 @@ declare
   unserved text[] := string_to_array(coalesce(tg_argv[1], ''), ',');
   changed jsonb;
   payload text;
+  whole text := json_build_object('table', tg_table_name)::text;
 begin
   if tg_op = 'TRUNCATE' then
-    perform pg_notify('partner_yield_changes', json_build_object('table', tg_table_name)::text);
+    perform pg_notify('partner_yield_changes', whole);
+    return null;
+  end if;
+  -- A bulk statement names the whole table: its keys would not fit, and comparing every row
+  -- would cost more than the statement itself.
+  if tg_op = 'DELETE' then
+    if (select count(*) from changed_old) > 100 then
+      perform pg_notify('partner_yield_changes', whole);
+      return null;
+    end if;
+  elsif (select count(*) from changed_new) > 100 then
+    perform pg_notify('partner_yield_changes', whole);
     return null;
   end if;
   if tg_op = 'INSERT' then
@@ -51,7 +64,7 @@ begin
   payload := json_build_object('table', tg_table_name,
     'keys', partner_yield_changed_keys(changed, key_columns))::text;
   if octet_length(payload) > 7900 then
-    payload := json_build_object('table', tg_table_name)::text;
+    payload := whole;
   end if;
   perform pg_notify('partner_yield_changes', payload);
   return null;
