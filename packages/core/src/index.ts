@@ -112,6 +112,7 @@ export type { Accepted, Refused, Result } from "./result.js";
 export { accept, refuse, unwrap } from "./result.js";
 export {
   type AppendResult,
+  type EventCredentials,
   DEFAULT_MAX_EVENT_BYTES,
   DEFAULT_MAX_EVENTS,
   type EventStore,

@@ -34,7 +34,7 @@ function assertNoCredential(text: string): void {
 }
 
 describe("published credentials and production", () => {
-  test("the fixture files hold no production key; the demo data adds the demo one for the sandbox", () => {
+  test("the fixture files hold no production key; the demo data adds the demo one for the sandbox", async () => {
     const raw = readFileSync(join(DEFAULT_FIXTURES_DIR, "partners.json"), "utf8");
     const partners = JSON.parse(raw) as { api_keys: { environment: string }[] }[];
     assert.deepEqual(
@@ -59,7 +59,7 @@ describe("published credentials and production", () => {
     }
   });
 
-  test("the demo fixtures' published credentials are all found; fresh ones are not", () => {
+  test("the demo fixtures' published credentials are all found; fresh ones are not", async () => {
     const found = publishedInFixtures(loadFixtureDir(DEFAULT_FIXTURES_DIR));
     assert.deepEqual(found.map((c) => c.partnerId).sort(), [
       "contoso",

@@ -28,24 +28,45 @@ const COLUMNS = `id::text as id, partner_id, environment, idempotency_key, finge
 /**
  * The batch's events as parallel arrays, inserted in the order given (`n`), under the lock taken
  * before the first row (the sort reads every input row, and with it the gate, before inserting).
- * Within the statement a key already taken, by a committed event or one in flight (ON CONFLICT
- * waits for its transaction), is skipped; RETURNING names the rows inserted.
+ * An event whose `authorizedBy` key or secret (`$10`, `$11`; null: not checked) is no longer active
+ * is not inserted and comes back as `revoked` with the credential that failed, checked in the
+ * statement that claims the key (CONTRACT §4, §5). Within the statement a key already taken, by a
+ * committed event or one in flight (ON CONFLICT waits for its transaction), is skipped; the
+ * `inserted` rows name the rows inserted.
  */
 const INSERT = `with gate as materialized (select pg_advisory_xact_lock_shared(${EVENT_LOG_LOCK}) as locked),
 input as (
   select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
-    $7::text[], $8::text[], $9::timestamptz[]) with ordinality
+    $7::text[], $8::text[], $9::timestamptz[], $10::text[], $11::text[]) with ordinality
     as input(partner_id, environment, idempotency_key, fingerprint, event_type, occurred_at, data,
-      raw_body, received_at, n)
+      raw_body, received_at, key_hash, secret, n)
+),
+checked as materialized (
+  select input.*,
+    (input.key_hash is null or exists (select 1 from api_keys k where k.key_hash = input.key_hash
+      and k.partner_id = input.partner_id and k.environment = input.environment
+      and k.status = 'active')) as key_ok,
+    (input.secret is null or exists (select 1 from signing_secrets s
+      where s.partner_id = input.partner_id and s.secret = input.secret and s.status = 'active'))
+      as secret_ok
+  from input
+),
+inserted as (
+  insert into events (partner_id, environment, idempotency_key, fingerprint, event_type, occurred_at,
+    data, raw_body, received_at)
+  select checked.partner_id, checked.environment, checked.idempotency_key, checked.fingerprint,
+    checked.event_type, checked.occurred_at, checked.data::jsonb, checked.raw_body, checked.received_at
+  from gate, checked
+  where checked.key_ok and checked.secret_ok
+  order by checked.n
+  on conflict (partner_id, environment, idempotency_key) do nothing
+  returning id::text as id, partner_id, environment, idempotency_key
 )
-insert into events (partner_id, environment, idempotency_key, fingerprint, event_type, occurred_at,
-  data, raw_body, received_at)
-select input.partner_id, input.environment, input.idempotency_key, input.fingerprint,
-  input.event_type, input.occurred_at, input.data::jsonb, input.raw_body, input.received_at
-from gate, input
-order by input.n
-on conflict (partner_id, environment, idempotency_key) do nothing
-returning id::text as id, partner_id, environment, idempotency_key`;
+select id, partner_id, environment, idempotency_key, null as revoked from inserted
+union all
+select null, partner_id, environment, idempotency_key,
+  case when not key_ok then 'api_key' else 'signing_secret' end
+from checked where not (key_ok and secret_ok)`;
 
 const FIND = `select ${COLUMNS} from events where partner_id = $1 and environment = $2 and idempotency_key = $3`;
 
@@ -176,10 +197,11 @@ export class PostgresEventStore implements EventStore {
     const scopes = [...byScope.keys()].sort();
     const firsts = scopes.map((scope) => byScope.get(scope)![0]!.event);
     let inserted: pg.QueryResult<{
-      id: string;
+      id: string | null;
       partner_id: string;
       environment: string;
       idempotency_key: string;
+      revoked: "api_key" | "signing_secret" | null;
     }>;
     try {
       inserted = await this.#pool.query(INSERT, columnsOf(firsts));
@@ -194,13 +216,28 @@ export class PostgresEventStore implements EventStore {
       return;
     }
     const holders = new Map<string, StoredEvent>();
+    /** Keys whose first append was refused for a revoked credential: the rest go out on their own. */
+    const refused: string[] = [];
     for (const row of inserted.rows) {
       const scope = JSON.stringify([row.partner_id, row.environment, row.idempotency_key]);
       const first = byScope.get(scope)?.[0];
       if (first === undefined) throw new Error(`the insert returned a key it was not given: ${scope}`);
-      const event = { ...first.event, id: toEventId(row.id) };
+      if (row.revoked !== null) {
+        refused.push(scope);
+        first.resolve({ status: "revoked", credential: row.revoked });
+        continue;
+      }
+      const event = { ...first.event, id: toEventId(row.id!) };
       holders.set(scope, event);
       first.resolve({ status: "created", event });
+    }
+    if (refused.length > 0) {
+      const wasRefused = new Set(refused);
+      const rest = refused.flatMap((scope) => byScope.get(scope)!.slice(1));
+      for (const scope of refused) byScope.delete(scope);
+      scopes.splice(0, scopes.length, ...scopes.filter((scope) => !wasRefused.has(scope)));
+      // Judged as if they came after the refused one: alone, with their own credentials.
+      if (rest.length > 0) await this.#store(rest);
     }
     // The keys that were taken, by committed events: ON CONFLICT waited for their transactions.
     const taken = scopes.filter((scope) => !holders.has(scope));
@@ -307,7 +344,7 @@ function wellFormed(text: string): string {
   return text.replace(LONE_SURROGATE, "\uFFFD");
 }
 
-/** The insert's nine parameters: one array per column, an element per event. */
+/** The insert's eleven parameters: one array per column, an element per event. */
 function columnsOf(events: readonly NewEvent[]): unknown[] {
   return [
     events.map((e) => e.partnerId),
@@ -319,6 +356,8 @@ function columnsOf(events: readonly NewEvent[]): unknown[] {
     events.map((e) => jsonbOrNull(e.data)),
     events.map((e) => e.rawBody),
     events.map((e) => new Date(e.receivedAt).toISOString()),
+    events.map((e) => e.authorizedBy?.keyHash ?? null),
+    events.map((e) => e.authorizedBy?.signingSecret ?? null),
   ];
 }
 

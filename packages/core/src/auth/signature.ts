@@ -113,10 +113,18 @@ export class SignatureVerifier {
   }
 
   verify(body: Uint8Array, signature: Uint8Array): boolean {
-    for (const keyed of this.#keyed) {
-      if (constantTimeEqual(keyed.digest(body), signature)) return true;
+    return this.match(body, signature) >= 0;
+  }
+
+  /**
+   * The index (in the secrets given) of the first secret the signature matches, or -1.
+   * @example verifier.match(body, signature); // 1: signed with the second secret
+   */
+  match(body: Uint8Array, signature: Uint8Array): number {
+    for (let i = 0; i < this.#keyed.length; i++) {
+      if (constantTimeEqual(this.#keyed[i]!.digest(body), signature)) return i;
     }
-    return false;
+    return -1;
   }
 }
 

@@ -11,7 +11,8 @@
  */
 import { hashApiKey, parseApiKey } from "../auth/api-key.js";
 import type { ApiKeyRecord } from "../stores/key-store.js";
-import { isPromiseLike } from "../stores/maybe-promise.js";
+import { isPromiseLike, type MaybePromise } from "../stores/maybe-promise.js";
+import type { Partner } from "../stores/partner-store.js";
 import { FAILED_AUTH_KEY_PREFIX, type RateDecision } from "../stores/rate-limiter.js";
 import type { ApiDependencies } from "./dependencies.js";
 import { ApiError } from "./errors.js";
@@ -19,7 +20,7 @@ import type { PlainRequest } from "./plain-request.js";
 
 type AuthDependencies = Pick<
   ApiDependencies,
-  "environment" | "rateLimiter" | "sha256" | "failedAuthPerMinute" | "keyHashes"
+  "environment" | "rateLimiter" | "sha256" | "failedAuthPerMinute" | "keyHashes" | "keys" | "partners"
 >;
 
 /** The window of the failed-authentication limit. */
@@ -48,7 +49,7 @@ export async function refuseKey(
   limitKey: string,
   deps: Pick<AuthDependencies, "rateLimiter" | "failedAuthPerMinute">,
 ): Promise<never> {
-  const refusal = typeof hash === "string" ? unknownKey() : hash;
+  const refusal = typeof hash === "string" ? unknownKeyError() : hash;
   if (refusal.code !== "missing_api_key") {
     // A failure past the limit is answered 429 even when concurrent guesses all passed the peek
     // (a shared limiter such as Redis): counting it is one atomic step.
@@ -107,7 +108,39 @@ export function keyHash(
   return hash;
 }
 
-function unknownKey(): ApiError {
+/**
+ * The partner of an authenticated key as the stores hold it now (after a body: CONTRACT §4, a
+ * revoked key fails from the next moment it is checked). Answers at once when the stores do.
+ * A key no longer usable is refused like an unknown one, and not counted as a failed guess: its
+ * holder authenticated a moment ago.
+ * @throws ApiError `invalid_api_key` (401) when the key or its partner is gone or revoked.
+ * @example let partner = currentPartner(keyHash, deps); if (isPromiseLike(partner)) partner = await partner;
+ */
+export function currentPartner(
+  keyHash: string,
+  deps: Pick<ApiDependencies, "environment" | "keys" | "partners">,
+): MaybePromise<Partner> {
+  const record = deps.keys.findByHash(keyHash);
+  return isPromiseLike(record) ? record.then((r) => partnerOf(r, deps)) : partnerOf(record, deps);
+}
+
+function partnerOf(
+  record: ApiKeyRecord | undefined,
+  deps: Pick<ApiDependencies, "environment" | "partners">,
+): MaybePromise<Partner> {
+  if (!usableKey(record, deps)) throw unknownKeyError();
+  const partner = deps.partners.getPartner(record.partnerId);
+  if (isPromiseLike(partner))
+    return partner.then((p) => {
+      if (p === undefined) throw unknownKeyError();
+      return p;
+    });
+  if (partner === undefined) throw unknownKeyError();
+  return partner;
+}
+
+/** `401 invalid_api_key` for a well-formed key that is unknown or revoked (the two look alike). */
+export function unknownKeyError(): ApiError {
   return new ApiError("invalid_api_key", "the API key is unknown or revoked");
 }
 

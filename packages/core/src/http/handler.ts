@@ -21,6 +21,8 @@ export interface PublicCall {
 /** A call of a route that needs a key: authentication and the rate limit have passed. */
 export interface PartnerCall extends PublicCall {
   readonly partner: Partner;
+  /** The stored hash of the key that authenticated the request (looked up again after a body). */
+  readonly keyHash: string;
 }
 
 export type PublicHandler = (call: PublicCall, deps: ApiDependencies) => Promise<Reply>;

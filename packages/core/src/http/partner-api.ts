@@ -94,7 +94,7 @@ export function createPartnerApi(options: PartnerApiOptions): PartnerApi {
           rateHeaders = count.headers;
           reply =
             count.refusal === undefined
-              ? await route.handle({ request, params, partner }, deps)
+              ? await route.handle({ request, params, partner, keyHash: hash as string }, deps)
               : replyToFailure(count.refusal, requestId, deps.onError);
         }
       } catch (error) {

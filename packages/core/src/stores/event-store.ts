@@ -29,6 +29,19 @@ export interface NewEvent {
    * instead of holding the same content twice; `MemoryEventStore` does. Leave it out otherwise.
    */
   readonly dataFromRawBody?: boolean | undefined;
+  /**
+   * The credentials that authenticated and signed the event, read again after its body arrived.
+   * A store that can check them in the claim's own statement or transaction does (the PostgreSQL
+   * one): when the key or the secret is no longer active there, it stores nothing and answers
+   * `revoked`, so no body completed after a revocation is accepted (CONTRACT §4, §5).
+   */
+  readonly authorizedBy?: EventCredentials | undefined;
+}
+
+/** The key (by its stored hash) and the signing secret an event was accepted with. */
+export interface EventCredentials {
+  readonly keyHash: string;
+  readonly signingSecret: string;
 }
 
 export interface StoredEvent extends NewEvent {
@@ -45,13 +58,17 @@ export interface StoredEvent extends NewEvent {
  * - `conflict`: same scope and key, another fingerprint (→ 422 idempotency_key_reused).
  * - `in_progress`: a store that cannot claim and store atomically saw the key mid-flight
  *   (→ 409 idempotency_in_progress with Retry-After: 1). Atomic stores never return it.
+ * - `revoked`: the event's `authorizedBy` key (→ 401 invalid_api_key) or secret (→ 401
+ *   invalid_signature) was no longer active when the store checked it with the claim; nothing
+ *   was stored. Checked before the key's earlier event: a revoked credential gets no answer.
  */
 export type AppendResult =
   | { readonly status: "created"; readonly event: StoredEvent }
   | { readonly status: "duplicate"; readonly event: StoredEvent }
   | { readonly status: "conflict"; readonly event: StoredEvent }
   | { readonly status: "in_progress" }
-  | { readonly status: "full"; readonly reason: string };
+  | { readonly status: "full"; readonly reason: string }
+  | { readonly status: "revoked"; readonly credential: "api_key" | "signing_secret" };
 
 export interface EventStore {
   /**

@@ -105,8 +105,8 @@ describe("MemoryPartnerAdmin behind createPartnerApi", () => {
       northwind.map((k) => [k.environment, k.status, k.prefix, k.lastFour]),
       [
         ["sandbox", "active", "ypk_test_", null],
-        ["production", "active", "ypk_live_", null],
         ["sandbox", "revoked", "ypk_test_", null],
+        ["production", "active", "ypk_live_", null],
       ],
     );
     assert.equal(unwrap(await admin.getPartner("northwind")).verified, false, "imported unverified");

@@ -4,6 +4,8 @@
  * wins. Nothing is stored before the last step, so a refused request can be fixed and resent with
  * the same Idempotency-Key.
  */
+import { isPromiseLike } from "../../stores/maybe-promise.js";
+import { currentPartner } from "../authenticate.js";
 import type { PartnerHandler } from "../handler.js";
 import { appendEvent } from "../inbound-event/append-event.js";
 import { requireJsonContentType } from "../inbound-event/content-type.js";
@@ -14,13 +16,22 @@ import { parseJsonBody } from "../inbound-event/json-body.js";
 import { requireValidSignature } from "../inbound-event/signature.js";
 import { readBody } from "../read-body.js";
 
-export const receivePartnerEvent: PartnerHandler = async ({ request, partner }, deps) => {
+export const receivePartnerEvent: PartnerHandler = async ({ request, keyHash }, deps) => {
   const body = await readBody(request, deps.bodyLimitBytes); // 413
   requireJsonContentType(request); // 415
-  requireValidSignature(request, body, deps.verifierFor(partner)); // 401 invalid_signature
+  // The body may have taken until the request timeout to arrive: the key and the partner's active
+  // secrets are read again now, so a key or secret revoked meanwhile refuses it (CONTRACT §4), and
+  // the store checks both once more with the claim (`authorizedBy`). An in-memory store answers at
+  // once, so nothing runs between this read and the claim.
+  let partner = currentPartner(keyHash, deps); // 401 invalid_api_key
+  if (isPromiseLike(partner)) partner = await partner;
+  const signedWith = requireValidSignature(request, body, deps.verifierFor(partner)); // 401 invalid_signature
   const idempotencyKey = requireIdempotencyKey(request); // 400 missing_ or invalid_idempotency_key
   const json = parseJsonBody(body); // 400 invalid_json
   const event = validateEvent(json); // 400 invalid_event
   requireMatchingEventType(request, event.eventType); // 400 event_type_mismatch
-  return appendEvent(deps, partner, idempotencyKey, event, json); // 200, 409 or 422
+  return appendEvent(deps, partner, idempotencyKey, event, json, {
+    keyHash,
+    signingSecret: partner.signingSecrets[signedWith]!,
+  }); // 200, 409 or 422
 };

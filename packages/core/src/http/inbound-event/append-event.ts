@@ -6,12 +6,14 @@
 
 import type { Environment } from "../../auth/environment.js";
 import { toHex } from "../../encoding/hex.js";
-import type { EventStore } from "../../stores/event-store.js";
+import type { EventCredentials, EventStore } from "../../stores/event-store.js";
 import type { Partner } from "../../stores/partner-store.js";
+import { unknownKeyError } from "../authenticate.js";
 import { ApiError } from "../errors.js";
 import { okReply, type Reply } from "../reply.js";
 import type { ValidEvent } from "./event-schema.js";
 import type { JsonBody } from "./json-body.js";
+import { signatureMismatch } from "./signature.js";
 
 export interface AppendContext {
   readonly events: EventStore;
@@ -49,6 +51,7 @@ export async function appendEvent(
   idempotencyKey: string,
   event: ValidEvent,
   body: JsonBody,
+  authorizedBy?: EventCredentials,
 ): Promise<Reply> {
   const appended = await context.events.append({
     partnerId: partner.id,
@@ -62,6 +65,7 @@ export async function appendEvent(
     receivedAt: context.now(),
     // `data` is `JSON.parse(body.text).data` (json-body.ts, event-schema.ts).
     dataFromRawBody: true,
+    authorizedBy,
   });
   switch (appended.status) {
     case "created":
@@ -82,6 +86,9 @@ export async function appendEvent(
           "it keeps events for the life of the process only, PostgreSQL is the event store for real use; retry later",
         { headers: { "retry-after": String(EVENT_STORE_FULL_RETRY_SECONDS) } },
       );
+    case "revoked":
+      // Revoked between the read after the body and the claim: the same answers as before it.
+      throw appended.credential === "api_key" ? unknownKeyError() : signatureMismatch();
     case "in_progress":
       throw new ApiError(
         "idempotency_in_progress",
