@@ -3,6 +3,7 @@
  * option is a usage error (exit 2) before any request is sent.
  * @module
  */
+import { echoInput } from "@partner-yield/core";
 import type { Level, PlanOptions } from "./checks/types.js";
 
 /** Bad configuration or an unreachable target: exit code 2. */
@@ -58,7 +59,7 @@ export function parseIntegerOption(
   max = Number.MAX_SAFE_INTEGER,
 ): number {
   if (!/^-?[0-9]+$/.test(value.trim()))
-    throw new ConfigError(`--${name} must be an integer, got ${JSON.stringify(value)}`);
+    throw new ConfigError(`--${name} must be an integer, got ${echoInput(value)}`);
   const n = Number(value.trim());
   if (!Number.isSafeInteger(n) || n < min || n > max) {
     throw new ConfigError(`--${name} must be an integer from ${min} to ${max}, got ${value}`);
@@ -68,7 +69,7 @@ export function parseIntegerOption(
 
 export function parseLevel(value: string): Level {
   if (value === "spec" || value === "reference") return value;
-  throw new ConfigError(`--level must be "spec" or "reference", got ${JSON.stringify(value)}`);
+  throw new ConfigError(`--level must be "spec" or "reference", got ${echoInput(value)}`);
 }
 
 export function parseBaseUrl(value: string): string {
@@ -76,7 +77,10 @@ export function parseBaseUrl(value: string): string {
   try {
     url = new URL(value);
   } catch {
-    throw new ConfigError(`--base-url must be an absolute http(s) URL, got ${JSON.stringify(value)}`);
+    // Not echoed when it may hold a password.
+    throw new ConfigError(
+      `--base-url must be an absolute http(s) URL, got ${value.includes("@") ? "one that does not parse" : echoInput(value)}`,
+    );
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     throw new ConfigError(`--base-url must use http or https, got ${url.protocol}`);

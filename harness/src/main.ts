@@ -6,6 +6,7 @@
 import { accessSync, constants, existsSync, mkdirSync, statSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { type ParseArgsConfig, parseArgs } from "node:util";
+import { echoInput, escapeUnsafe } from "@partner-yield/core";
 import { costOf } from "./checks/definition.js";
 import { CHECKS } from "./checks/registry.js";
 import { LEVELS, sourceOf } from "./checks/types.js";
@@ -158,11 +159,13 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
       case "properties":
         return await propertiesCommand(rest, io);
       default:
-        throw new ConfigError(`unknown command ${JSON.stringify(command)}; try \`${BIN} --help\``);
+        throw new ConfigError(`unknown command ${echoInput(command)}; try \`${BIN} --help\``);
     }
   } catch (error) {
     if (error instanceof ConfigError) {
-      io.stderr.write(`${BIN}: ${error.message}\n`);
+      // Escaped as written: a message that quotes the command line cannot send the terminal a
+      // control sequence (each quoted value is also cut: echoInput).
+      io.stderr.write(`${BIN}: ${escapeUnsafe(error.message, { keepNewlines: true })}\n`);
       return 2;
     }
     throw error;
@@ -194,8 +197,10 @@ function parse<const O extends OptionsConfig>(args: readonly string[], options: 
         `${flag} takes a value that starts with "-" only as ${flag}=${value} (got ${flag} ${value}); see --help`,
       );
     }
+    const message = (error as Error).message.replace(/\. To specify a positional.*$/s, "");
+    const unknown = /^Unknown option '([\s\S]*)'$/.exec(message);
     throw new ConfigError(
-      `${(error as Error).message.replace(/\. To specify a positional.*$/s, "")}; see --help`,
+      `${unknown === null ? message : `Unknown option ${echoInput(unknown[1]!)}`}; see --help`,
     );
   }
 }
@@ -252,7 +257,7 @@ async function runCommand(args: readonly string[], io: Io): Promise<number> {
   const timeoutMs = int("timeout", 100, 600_000) ?? DEFAULTS.timeoutMs;
   const wallet = v.wallet;
   if (wallet !== undefined && !/^0x[0-9a-fA-F]{40}$/.test(wallet)) {
-    throw new ConfigError(`--wallet must be 0x followed by 40 hex digits, got ${JSON.stringify(wallet)}`);
+    throw new ConfigError(`--wallet must be 0x followed by 40 hex digits, got ${echoInput(wallet)}`);
   }
 
   let embedded: Awaited<ReturnType<typeof startEmbeddedTarget>> | undefined;
@@ -515,7 +520,7 @@ async function propertiesCommand(args: readonly string[], io: Io): Promise<numbe
     if (only === undefined || only.length !== 1 || only[0] === "P")
       throw new ConfigError("--path belongs to one property: pass it with --only P-xx");
     if (!/^[0-9]+(:[0-9]+)*$/.test(v.path))
-      throw new ConfigError(`--path looks like 3:1:0, got ${JSON.stringify(v.path)}`);
+      throw new ConfigError(`--path looks like 3:1:0, got ${echoInput(v.path)}`);
   }
   const json = v.json === undefined ? undefined : prepareReports(undefined, v.json).json;
   const print = (line: string) => io.stdout.write(`${line}\n`);
@@ -526,7 +531,7 @@ async function propertiesCommand(args: readonly string[], io: Io): Promise<numbe
       throw new ConfigError(`no API key: set ${ENV.apiKey} (or pass --api-key) for ${baseUrl}`);
     const wallet = v.wallet;
     if (wallet !== undefined && !/^0x[0-9a-fA-F]{40}$/.test(wallet))
-      throw new ConfigError(`--wallet must be 0x followed by 40 hex digits, got ${JSON.stringify(wallet)}`);
+      throw new ConfigError(`--wallet must be 0x followed by 40 hex digits, got ${echoInput(wallet)}`);
     const rpm = v.rpm === undefined ? DEFAULTS.rpm : parseIntegerOption("rpm", v.rpm, 1, 100_000);
     const settings = {
       baseUrl,

@@ -58,6 +58,12 @@ export {
 } from "./auth/signature.js";
 export { generateSigningSecret, isSigningSecret } from "./auth/signing-secret.js";
 export { type CanonicalJsonRefusal, canonicalJson } from "./encoding/canonical-json.js";
+export {
+  ECHO_MAX_LENGTH,
+  echoInput,
+  escapeUnsafe,
+  hasUnsafeCharacter,
+} from "./encoding/terminal-text.js";
 // EVM addresses and chains
 export { type AddressRefusal, parseAddress, toChecksumAddress } from "./evm/address.js";
 export { EVM_CHAINS } from "./evm/chains.js";

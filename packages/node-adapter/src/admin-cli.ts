@@ -7,7 +7,7 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { type PartnerAdmin, StoreUnavailableError } from "@partner-yield/core";
+import { echoInput, escapeUnsafe, type PartnerAdmin, StoreUnavailableError } from "@partner-yield/core";
 import {
   ADMIN_COMMANDS,
   ADMIN_EXIT,
@@ -17,6 +17,7 @@ import {
   type AdminGroup,
   REFUSAL_EXIT,
 } from "./admin-commands.js";
+import { argsErrorMessage } from "./args-error.js";
 import { databaseUrlOf } from "./db-command.js";
 import { redactConnectionText, redactUrl } from "./redact-url.js";
 
@@ -46,7 +47,10 @@ export async function runAdminCommand(
   options: AdminCliOptions,
 ): Promise<number> {
   const out = options.stdout ?? ((text: string) => process.stdout.write(text));
-  const err = options.stderr ?? ((text: string) => process.stderr.write(text));
+  // Every message is escaped once more as it is written: no control sequence reaches the terminal,
+  // whatever quoted it (each echoed value is already escaped and cut by `echoInput`).
+  const toStderr = options.stderr ?? ((text: string) => process.stderr.write(text));
+  const err = (text: string) => toStderr(escapeUnsafe(text, { keepNewlines: true }));
   const commands = ADMIN_COMMANDS.filter((c) => c.group === group);
   const names = commands.map((c) => c.name).join(", ");
   const usage = (message: string, help = `partner-yield ${group} --help`): number => {
@@ -63,14 +67,14 @@ export async function runAdminCommand(
     return usage(`missing command: ${names}`);
   }
   const command = commands.find((c) => c.name === name);
-  if (command === undefined) return usage(`unknown command ${echoed(name)} for ${group}: ${names}`);
+  if (command === undefined) return usage(`unknown command ${echoInput(name)} for ${group}: ${names}`);
   const helpRef = `partner-yield ${group} ${command.name} --help`;
 
   let parsed: ReturnType<typeof parseCommand>;
   try {
     parsed = parseCommand(command, argv.slice(1));
   } catch (error) {
-    return usage((error as Error).message, helpRef);
+    return usage(argsErrorMessage(error), helpRef);
   }
   const positionals = parsed.positionals;
   const values = parsed.values as Readonly<Record<string, string | boolean | undefined>>;
@@ -82,7 +86,7 @@ export async function runAdminCommand(
     return usage(`missing ${command.args.slice(positionals.length).join(" ")}`, helpRef);
   if (positionals.length > command.args.length)
     return usage(
-      `unexpected argument ${echoed(positionals[command.args.length]!)}: ${group} ${command.name} takes ` +
+      `unexpected argument ${echoInput(positionals[command.args.length]!)}: ${group} ${command.name} takes ` +
         (command.args.length === 0 ? "no arguments" : command.args.join(" ")),
       helpRef,
     );
@@ -96,9 +100,7 @@ export async function runAdminCommand(
     // A driver's message may quote the connection URL or its password.
     const message = redactConnectionText(raw, urls);
     if (json)
-      out(
-        `${JSON.stringify({ error: { code: errorCode, message, ...(hint === undefined ? {} : { hint }) } })}\n`,
-      );
+      out(`${jsonLine({ error: { code: errorCode, message, ...(hint === undefined ? {} : { hint }) } })}\n`);
     err(`partner-yield: ${message}\n${hint === undefined ? "" : `  ${hint}\n`}`);
     return code;
   };
@@ -138,7 +140,7 @@ export async function runAdminCommand(
       return failure(REFUSAL_EXIT[code], code, reason, outcome.hint);
     }
     const warnings = outcome.warnings ?? [];
-    if (json) out(`${JSON.stringify({ ...outcome.json, warnings })}\n`);
+    if (json) out(`${jsonLine({ ...outcome.json, warnings })}\n`);
     else {
       out(`${outcome.text}\n`);
       for (const warning of warnings) err(`partner-yield: warning: ${warning}\n`);
@@ -153,9 +155,17 @@ export async function runAdminCommand(
   }
 }
 
-/** A value from the command line, quoted — unless it looks like a key or secret, which is never echoed. */
-function echoed(value: string): string {
-  return /ypk_|whsec_/.test(value) ? "(a key or secret: not echoed)" : `"${value}"`;
+/**
+ * One JSON document on a line, with the characters JSON leaves raw that a terminal must not get
+ * (C1 controls, bidi and zero-width formatting, line separators: stored before names and labels
+ * refused them) written as `\\u` escapes: the same JSON to a parser.
+ */
+function jsonLine(value: unknown): string {
+  return JSON.stringify(value).replace(/[\u007f-\u009f\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu, (c) => {
+    let escaped = "";
+    for (let i = 0; i < c.length; i++) escaped += `\\u${c.charCodeAt(i).toString(16).padStart(4, "0")}`;
+    return escaped;
+  });
 }
 
 function parseCommand(command: AdminCommand, argv: readonly string[]) {

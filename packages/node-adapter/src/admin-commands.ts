@@ -5,15 +5,16 @@
  * what is printed (text, or JSON with `--json`). The runner is `admin-cli.ts`.
  * @module
  */
-import type {
-  AdminRefusal,
-  ApiKeySummary,
-  Environment,
-  PartnerAdmin,
-  PartnerSummary,
-  Refused,
-  Result,
-  SigningSecretSummary,
+import {
+  type AdminRefusal,
+  type ApiKeySummary,
+  type Environment,
+  escapeUnsafe,
+  type PartnerAdmin,
+  type PartnerSummary,
+  type Refused,
+  type Result,
+  type SigningSecretSummary,
 } from "@partner-yield/core";
 
 /** Exit statuses, the same for every command (each command's help lists those it can give). */
@@ -131,7 +132,7 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
       const p = added.value;
       return done(
         wrapped(
-          `Added partner "${p.id}" (${p.name}), ${p.verified ? "verified" : "not verified"}: it may hold sandbox keys` +
+          `Added partner "${p.id}" (${escapeUnsafe(p.name)}), ${p.verified ? "verified" : "not verified"}: it may hold sandbox keys` +
             (p.verified
               ? " and production keys."
               : `; production keys once verified (partner-yield partners verify ${p.id}).`),
@@ -461,7 +462,9 @@ function shortTime(iso: string): string {
   return iso.replace(/\.\d+Z$/, "Z");
 }
 
-function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+/** Cells are escaped (`escapeUnsafe`): a name or label stored before they were checked cannot reach the terminal raw. */
+function table(header: readonly string[], unsafeRows: readonly (readonly string[])[]): string {
+  const rows = unsafeRows.map((r) => r.map((cell) => escapeUnsafe(cell)));
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: readonly string[]) =>
     cells

@@ -10,7 +10,9 @@ import {
   DEFAULT_MAX_EVENTS,
   type Environment,
   EVM_CHAINS,
+  echoInput,
 } from "@partner-yield/core";
+import { argsErrorMessage } from "./args-error.js";
 import {
   type ConnectionLimits,
   DEFAULT_CROWDED_IDLE_TIMEOUT_MS,
@@ -328,7 +330,7 @@ export function parseCommandLine(
   try {
     parsed = parseFlags(argv);
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    throw new UsageError(argsErrorMessage(error));
   }
   const { positionals } = parsed;
   const values = parsed.values as Record<string, string | string[] | boolean | undefined>;
@@ -336,9 +338,9 @@ export function parseCommandLine(
   if (positionals.length === 0) throw new UsageError("missing command; did you mean `partner-yield serve`?");
   if (positionals[0] !== "serve")
     throw new UsageError(
-      `unknown command "${positionals[0]}"; the commands are serve, db, partners, keys and secrets`,
+      `unknown command ${echoInput(positionals[0]!)}; the commands are serve, db, partners, keys and secrets`,
     );
-  if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"`);
+  if (positionals.length > 1) throw new UsageError(`unexpected argument ${echoInput(positionals[1]!)}`);
 
   const raw = (flag: string): { value: string; source: string } | undefined => {
     const fromFlag = values[flag];
@@ -353,7 +355,9 @@ export function parseCommandLine(
     const given = raw(flag);
     if (given === undefined) return fallback;
     if (!/^[0-9]+$/.test(given.value) || Number(given.value) < min || Number(given.value) > max) {
-      throw new UsageError(`${given.source} must be an integer from ${min} to ${max}, not "${given.value}"`);
+      throw new UsageError(
+        `${given.source} must be an integer from ${min} to ${max}, not ${echoInput(given.value)}`,
+      );
     }
     return Number(given.value);
   };
@@ -361,7 +365,9 @@ export function parseCommandLine(
     const given = raw(flag);
     if (given === undefined) return fallback;
     if (!(allowed as readonly string[]).includes(given.value)) {
-      throw new UsageError(`${given.source} must be one of ${allowed.join(", ")}, not "${given.value}"`);
+      throw new UsageError(
+        `${given.source} must be one of ${allowed.join(", ")}, not ${echoInput(given.value)}`,
+      );
     }
     return given.value as T;
   };
@@ -447,7 +453,7 @@ function chainConfig(
     const eq = entry.indexOf("=");
     if (eq <= 0)
       throw new UsageError(
-        `${given!.source} takes CHAIN=URL (e.g. base=http://127.0.0.1:8545), not "${entry}"`,
+        `${given!.source} takes CHAIN=URL (e.g. base=http://127.0.0.1:8545), not ${echoInput(entry)}`,
       );
     const name = entry.slice(0, eq);
     const url = entry.slice(eq + 1);
@@ -456,7 +462,7 @@ function chainConfig(
     const chain = byName === undefined ? byId : ([name, byName] as const);
     if (chain === undefined)
       throw new UsageError(
-        `${given!.source}: unknown chain "${name}"; use one of ${Object.entries(EVM_CHAINS)
+        `${given!.source}: unknown chain ${echoInput(name)}; use one of ${Object.entries(EVM_CHAINS)
           .map(([n, id]) => `${n} (${id})`)
           .join(", ")}`,
       );

@@ -4,7 +4,7 @@
  * or fixture. Lifecycle messages go to stderr; stdout holds the banner and the request log.
  * @module
  */
-import { FixtureError, type Partner, StoreUnavailableError } from "@partner-yield/core";
+import { escapeUnsafe, FixtureError, type Partner, StoreUnavailableError } from "@partner-yield/core";
 import { ADMIN_GROUPS, runAdminCommand } from "./admin-cli.js";
 import { type Backends, openBackends } from "./backends.js";
 import { formatBanner } from "./banner.js";
@@ -233,7 +233,10 @@ function logConnectionError(store: "postgres" | "redis", error: Error): void {
 }
 
 function fail(code: number, message: string): void {
-  process.stderr.write(`partner-yield: ${redactConnectionText(message, connectionUrls)}\n`);
+  // Escaped as written: whatever a message quotes (a value, a path, a driver's error) cannot send
+  // the terminal a control sequence; echoed values are also cut (`echoInput`).
+  const text = escapeUnsafe(redactConnectionText(message, connectionUrls), { keepNewlines: true });
+  process.stderr.write(`partner-yield: ${text}\n`);
   process.exitCode = code;
 }
 

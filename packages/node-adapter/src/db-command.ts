@@ -4,7 +4,16 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { accept, FixtureError, type Result, refuse, StoreUnavailableError } from "@partner-yield/core";
+import {
+  accept,
+  echoInput,
+  escapeUnsafe,
+  FixtureError,
+  type Result,
+  refuse,
+  StoreUnavailableError,
+} from "@partner-yield/core";
+import { argsErrorMessage } from "./args-error.js";
 import { loadFixtureDir } from "./fixture-dir.js";
 import { publishedCredentialsMessage, publishedInFixtures } from "./published-credentials.js";
 import { redactConnectionText, redactUrl } from "./redact-url.js";
@@ -60,7 +69,7 @@ export async function runDbCommand(
   try {
     parsed = parseDbFlags(argv);
   } catch (error) {
-    return usage((error as Error).message);
+    return usage(argsErrorMessage(error));
   }
   const { values, positionals } = parsed;
   if (values.help === true) {
@@ -70,10 +79,10 @@ export async function runDbCommand(
   const [command, ...rest] = positionals;
   if (command === undefined) return usage("missing command: migrate, import-fixtures DIR or status");
   if (!["migrate", "import-fixtures", "status"].includes(command))
-    return usage(`unknown command "${command}": migrate, import-fixtures DIR or status`);
+    return usage(`unknown command ${echoInput(command)}: migrate, import-fixtures DIR or status`);
   const expected = command === "import-fixtures" ? 1 : 0;
   if (rest.length < expected) return usage("import-fixtures needs the fixtures directory, e.g. fixtures/");
-  if (rest.length > expected) return usage(`unexpected argument "${rest[expected]}"`);
+  if (rest.length > expected) return usage(`unexpected argument ${echoInput(rest[expected]!)}`);
   const database = databaseUrlOf(values["database-url"], env);
   if (!database.ok) return usage(database.reason);
   if (values.env !== undefined && command !== "import-fixtures")
@@ -81,7 +90,7 @@ export async function runDbCommand(
   const environment = values.env ?? (env["PARTNER_YIELD_ENV"] || "sandbox");
   if (environment !== "sandbox" && environment !== "production")
     return usage(
-      `${values.env === undefined ? "PARTNER_YIELD_ENV" : "--env"} must be sandbox or production, not ${JSON.stringify(environment.slice(0, 40))}`,
+      `${values.env === undefined ? "PARTNER_YIELD_ENV" : "--env"} must be sandbox or production, not ${echoInput(environment)}`,
     );
   const url = database.value;
   connectionUrls = [url];
@@ -126,7 +135,7 @@ export async function runDbCommand(
       return EXIT_SCHEMA;
     }
     if (command === "import-fixtures") {
-      process.stdout.write(`${where}: importing ${rest[0]}\n`);
+      process.stdout.write(`${where}: importing ${escapeUnsafe(rest[0]!)}\n`);
       const report = await postgres.importData(pool, postgres.dataSetOf(data!));
       const rows = Object.entries(report).map(
         ([table, c]) => [table, c.inserted, c.updated, c.unchanged] as const,
@@ -206,6 +215,8 @@ function usage(message: string): number {
 let connectionUrls: readonly string[] = [];
 
 function fail(code: number, message: string): number {
-  process.stderr.write(`partner-yield: ${redactConnectionText(message, connectionUrls)}\n`);
+  // Escaped as written: a fixture error quotes the directory given, a value may hold control sequences.
+  const text = escapeUnsafe(redactConnectionText(message, connectionUrls), { keepNewlines: true });
+  process.stderr.write(`partner-yield: ${text}\n`);
   return code;
 }

@@ -78,7 +78,7 @@ describe("partner-yield partners|keys|secrets (in-process, in-memory admin)", ()
         ["keys", "create", "--partner", "acme", "--env", "sandbox", key],
         /unexpected argument \(a key or secret: not echoed\)/,
       ],
-      [["keys", "list", "--partner", "acme", "--nope"], /Unknown option '--nope'/],
+      [["keys", "list", "--partner", "acme", "--nope"], /Unknown option "--nope"/],
       [["partners", "add", "acme"], /missing --name NAME/],
       [
         ["keys", "create", "--partner", "acme", "--env", "staging"],

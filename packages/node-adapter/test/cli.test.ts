@@ -131,7 +131,7 @@ describe("partner-yield CLI", () => {
 
   test("a bad flag, value, variable or command: a clear message and exit 2", async () => {
     const cases: [string[], Record<string, string>, RegExp][] = [
-      [["serve", "--nope"], {}, /Unknown option '--nope'/],
+      [["serve", "--nope"], {}, /Unknown option "--nope"/],
       [["serve", "--port", "99999"], {}, /--port must be an integer from 0 to 65535, not "99999"/],
       [["serve", "--env", "staging"], {}, /--env must be one of sandbox, production/],
       [["serve"], { PORT: "eighty" }, /PORT must be an integer/],

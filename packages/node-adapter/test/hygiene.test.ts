@@ -14,6 +14,7 @@ import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import {
   createPartnerApi,
+  echoInput,
   type KeyStore,
   MemoryEventStore,
   MemoryPartnerAdmin,
@@ -21,8 +22,12 @@ import {
   StoreUnavailableError,
   signBody,
 } from "@partner-yield/core";
+import { main as conformance } from "../../../harness/src/main.js";
+import { captureIo } from "../../../harness/test/support/io.js";
 import { gate, postgresReachable, testDatabase } from "../../store-postgres/test/database.js";
 import { runAdminCommand } from "../src/admin-cli.js";
+import { parseCommandLine, UsageError } from "../src/cli-options.js";
+import { runDbCommand } from "../src/db-command.js";
 import { loadFixtureDir, nodeHmacSha256, nodeSha256, type RunningServer, startServer } from "../src/index.js";
 import type { LogEntry } from "../src/request-log.js";
 import { resolveErrorLog } from "../src/request-log.js";
@@ -557,6 +562,146 @@ describe("no key or secret in what the CLIs print", () => {
       record(`${group} ${argv.join(" ")} (stderr)`, stderr);
     }
     assert.deepEqual(leaks(), []);
+  });
+});
+
+/** A value that retitles the terminal (OSC 0), then clears the screen (CSI 2J, C1 CSI), then reverses the text (RLO). */
+const HOSTILE = "keys\u001b]0;pwn\u0007\u001b[2J\u009b2J\u202egnp.exe";
+/** What no terminal echo may hold: a control (but the line break), format, separator or lone surrogate. */
+const RAW_UNSAFE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/u;
+const LONG = "v".repeat(5000);
+
+function assertTerminalSafe(where: string, text: string): void {
+  assert.doesNotMatch(
+    text,
+    RAW_UNSAFE,
+    `${where}: a raw control or formatting character in ${JSON.stringify(text)}`,
+  );
+  assert.ok(!text.includes(LONG.slice(0, 200)), `${where}: a long value echoed whole`);
+  for (const line of text.split("\n"))
+    assert.ok(line.length <= 400, `${where}: a line of ${line.length} characters`);
+}
+
+describe("terminal hygiene: what a CLI echoes is escaped and cut", () => {
+  test("echoInput escapes controls, ESC and OSC sequences, bidi and zero-width characters, and cuts", () => {
+    assert.equal(echoInput("keys\u001b]0;pwn\u0007"), '"keys\\x1b]0;pwn\\x07"');
+    assert.equal(echoInput("a\u202eb\u200bc\u2028d\ufeff"), '"a\\u{202e}b\\u{200b}c\\u{2028}d\\u{feff}"');
+    assert.equal(echoInput('q"b\\'), '"q\\"b\\\\"');
+    assert.equal(echoInput(LONG), `"${"v".repeat(80)}…"`);
+    assert.equal(echoInput("Café 🚀"), '"Café 🚀"');
+    for (const credential of ["ypk_test_abc", "YPK_LIVE_abc", "xWhSeC_abc"])
+      assert.equal(echoInput(credential), "(a key or secret: not echoed)");
+  });
+
+  test("partner-yield, its db command and the harness CLI, as child processes and in process", async () => {
+    const runs: string[][] = [
+      [HOSTILE],
+      ["serve", `--${HOSTILE}`],
+      ["serve", "--port", HOSTILE],
+      ["serve", "--log", LONG],
+      ["serve", "--rpc-url", `${HOSTILE}=http://127.0.0.1:1`],
+      ["serve", "extra", HOSTILE],
+      ["db", HOSTILE],
+      ["db", "status", `--${HOSTILE}`],
+      ["db", "status", LONG],
+      ["db", "import-fixtures", "fixtures/", "--env", HOSTILE],
+      ["keys", HOSTILE],
+    ];
+    const results = await Promise.all(runs.slice(0, 2).map((args) => cli(args)));
+    for (const [i, result] of results.entries()) {
+      assert.equal(result.code, 2, runs[i]!.join(" "));
+      assert.match(result.stderr, /keys\\x1b\]0;pwn\\x07/, "the value is shown, escaped");
+      assertTerminalSafe(`partner-yield ${i} (stderr)`, result.stderr);
+      assertTerminalSafe(`partner-yield ${i} (stdout)`, result.stdout);
+    }
+    for (const args of runs.slice(2)) {
+      const where = `partner-yield ${JSON.stringify(args).slice(0, 60)}`;
+      if (args[0] === "serve") {
+        assert.throws(
+          () => parseCommandLine(args, {}),
+          (error: Error) => {
+            assertTerminalSafe(where, error.message);
+            return error instanceof UsageError;
+          },
+        );
+      } else if (args[0] === "db") {
+        const errors: string[] = [];
+        const write = process.stderr.write;
+        process.stderr.write = ((text: string) => errors.push(text) > 0) as typeof process.stderr.write;
+        try {
+          assert.equal(await runDbCommand(args.slice(1), {}), 2, where);
+        } finally {
+          process.stderr.write = write;
+        }
+        assertTerminalSafe(where, errors.join(""));
+      } else {
+        let out = "";
+        const code = await runAdminCommand(args[0] as "keys", args.slice(1), {
+          env: {},
+          admin,
+          stdout: (text) => {
+            out += text;
+          },
+          stderr: (text) => {
+            out += text;
+          },
+        });
+        assert.equal(code, 2, where);
+        assertTerminalSafe(where, out);
+      }
+    }
+    for (const args of [
+      [HOSTILE],
+      ["run", `--${HOSTILE}`],
+      ["run", "--level", LONG],
+      ["list", "--only", HOSTILE],
+    ]) {
+      const { out, io } = captureIo();
+      assert.equal(await conformance(args, io), 2, args.join(" "));
+      assertTerminalSafe(`partner-yield-conformance ${args[0]}`, out.stderr + out.stdout);
+    }
+  });
+
+  test("admin commands: unknown commands, options, extra arguments and values; names and labels refused", async () => {
+    const runs: [string, string[]][] = [
+      ["keys", [HOSTILE]],
+      ["keys", ["list", `--${HOSTILE}`]],
+      ["keys", ["list", "--partner", "northwind", HOSTILE]],
+      ["keys", ["list", "--partner", "northwind", LONG]],
+      ["keys", ["list", "--partner", HOSTILE]],
+      ["keys", ["list", "--partner", "northwind", "--env", HOSTILE]],
+      ["keys", ["create", "--partner", "northwind", "--env", "sandbox", "--label", HOSTILE]],
+      ["keys", ["create", "--partner", "northwind", "--env", "sandbox", "--label", "a\u2066b"]],
+      ["keys", ["create", "--partner", "northwind", "--env", "sandbox", "--label", "WHSEC_abc", "--json"]],
+      ["partners", ["add", "bidi-co", "--name", "Acme \u202eetaf"]],
+      ["partners", ["add", "zw-co", "--name", "Ac\u200bme"]],
+      ["partners", ["add", "sep-co", "--name", "Acme\u2028Ltd", "--json"]],
+      ["partners", ["add", "key-co", "--name", "Ypk_Test_abcdef"]],
+      ["partners", ["add", HOSTILE, "--name", "x"]],
+      ["partners", ["list", "--json"]],
+      ["partners", ["list"]],
+    ];
+    for (const [group, argv] of runs) {
+      let stdout = "";
+      let stderr = "";
+      const code = await runAdminCommand(group as "keys", argv, {
+        env: {},
+        admin,
+        stdout: (text) => {
+          stdout += text;
+        },
+        stderr: (text) => {
+          stderr += text;
+        },
+      });
+      const where = `${group} ${JSON.stringify(argv).slice(0, 80)}`;
+      if (group === "partners" && argv[0] === "list") assert.equal(code, 0, where);
+      else assert.notEqual(code, 0, where);
+      assertTerminalSafe(`${where} (stdout)`, stdout);
+      assertTerminalSafe(`${where} (stderr)`, stderr);
+    }
+    for (const id of ["bidi-co", "zw-co", "sep-co", "key-co"])
+      assert.equal((await admin.getPartner(id)).ok, false, `${id} was not added`);
   });
 });
 

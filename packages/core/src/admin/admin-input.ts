@@ -6,13 +6,16 @@
  */
 import { looksLikeCredential } from "../auth/credential-shape.js";
 import type { Environment } from "../auth/environment.js";
+import { hasUnsafeCharacter } from "../encoding/terminal-text.js";
 import { accept, type Refused, type Result, refuse } from "../result.js";
 
 const PARTNER_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 /** Ids are positive integers that fit a PostgreSQL bigint with room to spare. */
 const CREDENTIAL_ID = /^[1-9][0-9]{0,17}$/;
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 const MAX_TEXT = 200;
+/** What a refusal says of the characters `hasUnsafeCharacter` finds. */
+const UNSAFE_WORDS =
+  "without control characters, bidirectional or zero-width formatting characters, or line separators";
 
 /**
  * A partner id as the schema and the fixtures have it.
@@ -28,18 +31,20 @@ export function parsePartnerId(id: string): Result<string, "invalid_partner_id">
 }
 
 /**
- * A partner's display name: 1–200 characters, not blank, no control characters, nothing shaped
- * like an API key or signing secret (names are printed by every list).
+ * A partner's display name: 1–200 characters, not blank, none of the characters a terminal or a
+ * listing must not be handed (`hasUnsafeCharacter`: controls, bidi and zero-width formatting, line
+ * separators), nothing shaped like an API key or signing secret in any case (names are printed by
+ * every list).
  * @example parsePartnerName("Acme Wallet"); // { ok: true, value: "Acme Wallet" }
  */
 export function parsePartnerName(name: string): Result<string, "invalid_partner_name"> {
-  if (name.trim() === "" || name.length > MAX_TEXT || CONTROL.test(name)) {
+  if (name.trim() === "" || name.length > MAX_TEXT || hasUnsafeCharacter(name)) {
     return refuse(
       "invalid_partner_name",
-      `a partner name is 1 to ${MAX_TEXT} characters, not blank, without control characters`,
+      `a partner name is 1 to ${MAX_TEXT} characters, not blank, ${UNSAFE_WORDS}`,
     );
   }
-  if (looksLikeCredential(name)) {
+  if (looksLikeCredential(name.toLowerCase())) {
     return refuse("invalid_partner_name", "a partner name may not hold an API key or signing secret");
   }
   return accept(name);
@@ -56,15 +61,16 @@ export function parseEnvironment(environment: string): Result<Environment, "inva
 }
 
 /**
- * An optional label: at most 200 characters, no control characters; undefined or "" is none.
+ * An optional label: at most 200 characters, the characters and credential shapes a name refuses
+ * refused; undefined or "" is none.
  * @example parseLabel("mobile app"); // { ok: true, value: "mobile app" }
  */
 export function parseLabel(label: string | undefined): Result<string | null, "invalid_label"> {
   if (label === undefined || label === "") return accept(null);
-  if (label.length > MAX_TEXT || CONTROL.test(label)) {
-    return refuse("invalid_label", `a label is at most ${MAX_TEXT} characters, without control characters`);
+  if (label.length > MAX_TEXT || hasUnsafeCharacter(label)) {
+    return refuse("invalid_label", `a label is at most ${MAX_TEXT} characters, ${UNSAFE_WORDS}`);
   }
-  if (looksLikeCredential(label))
+  if (looksLikeCredential(label.toLowerCase()))
     return refuse("invalid_label", "a label may not hold an API key or signing secret");
   return accept(label);
 }

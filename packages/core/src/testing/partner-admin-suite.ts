@@ -51,6 +51,29 @@ function refusal(result: Result<unknown>, what: string): string {
 
 const newId = () => `suite-${uniqueTag()}`;
 
+/**
+ * Names and labels a terminal or a listing must not be given: control characters (C0, DEL, C1,
+ * ESC sequences), bidirectional controls, zero-width characters, line separators, and text shaped
+ * like an API key or signing secret in any case.
+ */
+const UNSAFE_TEXTS: readonly string[] = [
+  "a\nb",
+  "tab\there",
+  "title\u001b]0;pwn\u0007",
+  "del\u007f",
+  "csi\u009b2J",
+  ...[0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069, 0x200e, 0x200f, 0x061c].map(
+    (c) => `bidi ${String.fromCodePoint(c)}gnp.exe`,
+  ),
+  ...[0x200b, 0x200c, 0x200d, 0x2060, 0xfeff].map((c) => `zero${String.fromCodePoint(c)}width`),
+  "line\u2028separator",
+  "paragraph\u2029separator",
+  "lone \ud800 surrogate",
+  "my WHSEC_abcdef",
+  "YPK_TEST_abcdef",
+  "Ypk_Live_abc",
+];
+
 export function runPartnerAdminSuite(options: PartnerAdminSuiteOptions): void {
   const { describe, test, makeAdmin } = options;
   const lastUsedWithinMs = options.lastUsedWithinMs ?? 10_000;
@@ -102,13 +125,17 @@ export function runPartnerAdminSuite(options: PartnerAdminSuiteOptions): void {
         for (const id of ["", "Upper", "-dash-first", "a b", "é", "x".repeat(65), "a.b"]) {
           assertEqual(refusal(await admin.addPartner({ id, name: "N" }), id), "invalid_partner_id", id);
         }
-        for (const name of ["", "   ", "tab\there", "x".repeat(201)]) {
+        for (const name of ["", "   ", "x".repeat(201), ...UNSAFE_TEXTS]) {
           assertEqual(
             refusal(await admin.addPartner({ id: newId(), name }), JSON.stringify(name)),
             "invalid_partner_name",
           );
         }
         assertEqual((await admin.listPartners()).length, before, "nothing added");
+        // Letters of any script, accents and emoji are names; the checks are not an ASCII filter.
+        for (const name of ["Café Zürich", "東京ウォレット", "محفظة", "Acme 🚀"]) {
+          assertEqual(value(await admin.addPartner({ id: newId(), name }), name).name, name, name);
+        }
         assertEqual(refusal(await admin.getPartner(newId()), "unknown"), "partner_not_found");
         assertEqual(refusal(await admin.markPartnerVerified(newId()), "verify unknown"), "partner_not_found");
       }));
@@ -170,10 +197,14 @@ export function runPartnerAdminSuite(options: PartnerAdminSuiteOptions): void {
             "invalid_environment",
           );
         }
-        assertEqual(
-          refusal(await admin.createKey({ partnerId, environment: "sandbox", label: "a\nb" }), "label"),
-          "invalid_label",
-        );
+        for (const label of UNSAFE_TEXTS)
+          assertEqual(
+            refusal(
+              await admin.createKey({ partnerId, environment: "sandbox", label }),
+              JSON.stringify(label),
+            ),
+            "invalid_label",
+          );
         assertEqual(refusal(await admin.listKeys(unknown), "list unknown"), "partner_not_found");
         assertEqual(
           refusal(await admin.listKeys(partnerId, { environment: "live" }), "list live"),
