@@ -181,7 +181,7 @@ export class PostgresReadCache implements ChangeSink {
     this.#listening = true;
     this.#subscriptions++;
     this.#trust.until = sentAt + this.#leaseMs;
-    this.#onStateChange?.(this.state());
+    this.#report();
   }
 
   /** @internal ChangeSink: a heartbeat went through; trusted for one more lease from when it was sent. */
@@ -196,7 +196,7 @@ export class PostgresReadCache implements ChangeSink {
     this.#trust.until = 0;
     this.#lastError = error.message;
     this.#clear();
-    if (was) this.#onStateChange?.(this.state());
+    if (was) this.#report();
   }
 
   /** @internal ChangeSink: drops what the change names. */
@@ -243,6 +243,15 @@ export class PostgresReadCache implements ChangeSink {
       return;
     }
     for (const key of keys) table.invalidate(parts === 1 ? key[0]! : cacheKey(...key.slice(0, parts)));
+  }
+
+  /** Tells `onStateChange`; what it throws is dropped (it runs in the listener's event handlers). */
+  #report(): void {
+    try {
+      this.#onStateChange?.(this.state());
+    } catch {
+      // A logging callback must not take the listener (or the process) down.
+    }
   }
 
   #clear(): void {
