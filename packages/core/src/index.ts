@@ -78,6 +78,11 @@ export {
 } from "./fixtures/load-fixtures.js";
 export { DEFAULT_BASE_PATH } from "./http/base-path.js";
 export { BodyTooLargeError, InvalidBodyError } from "./http/body.js";
+export {
+  type AddressBucketOptions,
+  addressBucket,
+  DEFAULT_IPV6_PREFIX_LENGTH,
+} from "./http/client-bucket.js";
 // Errors: the one table of codes → statuses (CONTRACT §6)
 export {
   ApiError,

@@ -39,6 +39,8 @@ export interface Backends {
   readonly description: readonly string[];
   /** `/readyz`: each store's check. */
   readonly readinessChecks: Readonly<Record<string, () => Promise<void>>>;
+  /** What the operator should know before serving (e.g. Redis's eviction policy could not be read). */
+  readonly warnings: readonly string[];
 }
 
 export interface BackendOptions {
@@ -66,11 +68,13 @@ const ROLES = ["events", "keys", "partners", "products", "positions", "prices"] 
 /**
  * Opens the stores the options ask for.
  * @throws FixtureError for a bad fixture (in-memory data only), SchemaVersionError for a database
- *   whose schema is not this code's, StoreUnavailableError when PostgreSQL or Redis cannot be reached.
+ *   whose schema is not this code's, StoreUnavailableError when PostgreSQL or Redis cannot be reached,
+ *   EvictionPolicyError when Redis may evict the limiter's keys (a `maxmemory-policy` other than
+ *   `noeviction`: store-redis eviction-policy.ts).
  */
 export async function openBackends(options: BackendOptions): Promise<Backends> {
   const ok = () => Promise.resolve();
-  let data: Omit<Backends, "rateLimiter" | "readinessChecks" | "description"> & {
+  let data: Omit<Backends, "rateLimiter" | "readinessChecks" | "description" | "warnings"> & {
     readonly checks: Record<string, () => Promise<void>>;
     readonly line: string;
     /** What the banner says of the read cache (PostgreSQL only). */
@@ -138,6 +142,7 @@ export async function openBackends(options: BackendOptions): Promise<Backends> {
   let rateLimiter: RateLimiter | undefined;
   let limiterCheck: () => Promise<void> = ok;
   let limiterLine = "in-memory (this process only: each instance counts its own)";
+  const warnings: string[] = [];
   if (options.redisUrl !== undefined) {
     try {
       const redisStore = await import("@partner-yield/store-redis");
@@ -145,6 +150,17 @@ export async function openBackends(options: BackendOptions): Promise<Backends> {
         url: options.redisUrl,
         onError: (error) => options.onConnectionError?.("redis", error),
       });
+      let policy: Awaited<ReturnType<typeof redisStore.checkEvictionPolicy>>;
+      try {
+        policy = await redisStore.checkEvictionPolicy(redis);
+      } catch (error) {
+        redis.disconnect();
+        throw error;
+      }
+      if (!policy.checked)
+        warnings.push(
+          `could not read Redis's maxmemory-policy (${policy.reason}); it must be noeviction, else Redis may evict rate-limit keys under memory pressure and reset a partner's quota or a client's failed-authentication count`,
+        );
       const limiter = new redisStore.RedisRateLimiter({
         redis,
         ownsClient: true,
@@ -152,7 +168,7 @@ export async function openBackends(options: BackendOptions): Promise<Backends> {
       });
       rateLimiter = limiter;
       limiterCheck = () => limiter.ping();
-      limiterLine = `Redis ${redactUrl(options.redisUrl)} (shared by every instance)`;
+      limiterLine = `Redis ${redactUrl(options.redisUrl)} (shared by every instance; maxmemory-policy ${policy.checked ? policy.policy : "not checked"})`;
     } catch (error) {
       await data.close();
       throw error;
@@ -174,5 +190,6 @@ export async function openBackends(options: BackendOptions): Promise<Backends> {
       ...(data.cacheLine === undefined ? [] : [`read cache: ${data.cacheLine}`]),
     ],
     readinessChecks: { ...data.checks, rate_limits: limiterCheck },
+    warnings,
   };
 }

@@ -6,6 +6,7 @@
 import { parseArgs } from "node:util";
 import { getHeapStatistics } from "node:v8";
 import {
+  DEFAULT_IPV6_PREFIX_LENGTH,
   DEFAULT_MAX_EVENT_BYTES,
   DEFAULT_MAX_EVENTS,
   type Environment,
@@ -175,6 +176,13 @@ export const SERVE_FLAGS: readonly Flag[] = [
     value: "N",
     default: String(DEFAULT_MAX_CONNECTIONS_PER_ADDRESS),
     help: "most connections open at once from one client address; beyond it a new one is closed at once",
+  },
+  {
+    flag: "ipv6-prefix-length",
+    env: "PARTNER_YIELD_IPV6_PREFIX_LENGTH",
+    value: "BITS",
+    default: String(DEFAULT_IPV6_PREFIX_LENGTH),
+    help: "an IPv6 client counts by this prefix of its address (1-128) in the connections per address and the failed-authentication limit: one customer's /64 is one address; an IPv4-mapped address is its IPv4 address",
   },
   {
     flag: "crowded-idle-timeout",
@@ -427,6 +435,7 @@ export function parseCommandLine(
           DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
         ),
         crowdedIdleTimeoutMs: integer("crowded-idle-timeout", 1, DAY_MS, DEFAULT_CROWDED_IDLE_TIMEOUT_MS),
+        ipv6PrefixLength: integer("ipv6-prefix-length", 1, 128, DEFAULT_IPV6_PREFIX_LENGTH),
       },
       log: choice("log", ["json", "none"], "json"),
       databaseUrl,

@@ -86,14 +86,21 @@ async function serve(config: ServeConfig): Promise<void> {
       fail(EXIT_USAGE, `invalid fixtures: ${error.message}`);
       return;
     }
-    // The schema check (SchemaVersionError) and unreachable stores: the message says what to do.
-    if (error instanceof StoreUnavailableError || (error as Error).name === "SchemaVersionError") {
+    // The schema check (SchemaVersionError), unreachable stores and a Redis that may evict the
+    // limiter's keys (EvictionPolicyError): the message says what to do.
+    const name = (error as Error).name;
+    if (
+      error instanceof StoreUnavailableError ||
+      name === "SchemaVersionError" ||
+      name === "EvictionPolicyError"
+    ) {
       fail(EXIT_FAILURE, `cannot start: ${(error as Error).message}`);
       return;
     }
     throw error;
   }
-  const { banner: data, description, readinessChecks, priceTable, ...stores } = backends;
+  const { banner: data, description, readinessChecks, priceTable, warnings, ...stores } = backends;
+  for (const warning of warnings) process.stderr.write(`partner-yield: warning: ${warning}\n`);
   if (config.environment === "production") {
     // A published demo credential never unlocks production (CONTRACT §4, "Published credentials").
     let found: PublishedCredential[];
@@ -215,7 +222,7 @@ async function publishedInPostgres(url: string): Promise<PublishedCredential[]> 
 
 /** Closes every store `openBackends` opened (a server that will not start). */
 async function closeStores(
-  stores: Omit<Backends, "banner" | "description" | "readinessChecks" | "priceTable">,
+  stores: Omit<Backends, "banner" | "description" | "readinessChecks" | "priceTable" | "warnings">,
 ) {
   const closables = new Set<object | undefined>(Object.values(stores));
   await Promise.allSettled(

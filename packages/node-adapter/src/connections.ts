@@ -3,13 +3,16 @@
  * and a shorter idle time while the server is crowded, so idle keep-alive connections (a flood of
  * `GET /healthz` then silence) cannot use up the process's file descriptors and lock out the
  * clients that send requests. Also remembers each connection's address as it was when accepted
- * (after a reset, `socket.remoteAddress` is undefined).
+ * (after a reset, `socket.remoteAddress` is undefined). An address counts by its bucket (the core's
+ * `addressBucket`: an IPv6 address by its /64, `ipv6PrefixLength`), so one IPv6 customer cannot
+ * open `maxConnectionsPerAddress` connections from each of its 2^64 addresses.
  * @module
  */
 import { readFileSync } from "node:fs";
 import type { Server } from "node:http";
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
+import { addressBucket } from "@partner-yield/core";
 
 export interface ConnectionLimits {
   /**
@@ -20,6 +23,11 @@ export interface ConnectionLimits {
   readonly maxConnections?: number | undefined;
   /** Most connections open at once from one client address; beyond it a new one is closed at once. Default 256. */
   readonly maxConnectionsPerAddress?: number | undefined;
+  /**
+   * Leading bits of an IPv6 address that count as one client address (here and in the
+   * failed-authentication limit, through `addressOf`), 1 to 128. Default 64.
+   */
+  readonly ipv6PrefixLength?: number | undefined;
   /**
    * While the server is crowded (at least three quarters of `maxConnections` open), a connection
    * idle this long is closed (instead of after the keep-alive timeout). Default 5000.
@@ -39,7 +47,10 @@ export interface ConnectionGuard {
   readonly refused: number;
   /** Idle connections closed to make room, or idle too long while crowded (since start). */
   readonly evicted: number;
-  /** The client address of a connection, as it was when accepted. */
+  /**
+   * The client address of a connection as it was when accepted, as its bucket (`addressBucket`:
+   * an IPv4 address, or an IPv6 address's prefix such as `2001:db8:1:2::/64`).
+   */
   addressOf(socket: Duplex): string | undefined;
   /** A request arrived on `socket` (the connection is not idle until it is done). */
   requestStarted(socket: Duplex): void;
@@ -99,6 +110,8 @@ export function guardConnections(server: Server, limits: ConnectionLimits = {}):
   const max = limits.maxConnections ?? defaultMaxConnections();
   const perAddress = limits.maxConnectionsPerAddress ?? DEFAULT_MAX_CONNECTIONS_PER_ADDRESS;
   const crowdedIdleMs = limits.crowdedIdleTimeoutMs ?? DEFAULT_CROWDED_IDLE_TIMEOUT_MS;
+  const bucketOptions = { ipv6PrefixLength: limits.ipv6PrefixLength };
+  addressBucket("::", bucketOptions); // RangeError now, not at the first connection
   for (const [name, value] of Object.entries({ max, perAddress, crowdedIdleMs })) {
     if (!Number.isInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer`);
   }
@@ -134,7 +147,8 @@ export function guardConnections(server: Server, limits: ConnectionLimits = {}):
   }
 
   function onConnection(socket: Socket): void {
-    const address = socket.remoteAddress;
+    const remote = socket.remoteAddress;
+    const address = remote === undefined ? undefined : addressBucket(remote, bucketOptions);
     const fromAddress = address === undefined ? 0 : (perAddressOpen.get(address) ?? 0);
     if (fromAddress >= perAddress) {
       refused++;

@@ -197,6 +197,7 @@ describe("connection flags", () => {
       maxConnections: undefined,
       maxConnectionsPerAddress: DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
       crowdedIdleTimeoutMs: 5000,
+      ipv6PrefixLength: 64,
     });
     assert.deepEqual(
       config([
@@ -207,7 +208,7 @@ describe("connection flags", () => {
         "--crowded-idle-timeout",
         "700",
       ]),
-      { maxConnections: 900, maxConnectionsPerAddress: 9, crowdedIdleTimeoutMs: 700 },
+      { maxConnections: 900, maxConnectionsPerAddress: 9, crowdedIdleTimeoutMs: 700, ipv6PrefixLength: 64 },
     );
     assert.equal(config([], { PARTNER_YIELD_MAX_CONNECTIONS: "1234" }).maxConnections, 1234);
     assert.throws(() => config(["--max-connections", "0"]), UsageError);

@@ -3,7 +3,13 @@
  * by every instance, one Lua script per decision.
  * @module
  */
-export { RATE_LIMIT_SCRIPT } from "./rate-limit-script.js";
+export {
+  checkEvictionPolicy,
+  type EvictionPolicyCheck,
+  EvictionPolicyError,
+  REQUIRED_EVICTION_POLICY,
+} from "./eviction-policy.js";
+export { FAILED_AUTH_SCRIPT, RATE_LIMIT_SCRIPT } from "./rate-limit-script.js";
 export {
   connectRedis,
   RETRY_AFTER_SECONDS,

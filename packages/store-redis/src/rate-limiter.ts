@@ -2,11 +2,19 @@
  * A `RateLimiter` on Redis, shared by every instance: the exact rolling window of CONTRACT §7 (and
  * the failed-authentication limit of §4), one atomic Lua script per decision, with the same
  * decisions and headers as `MemoryRateLimiter`. Each counted hit is one sorted-set member, so a
- * key holds at most `limit` members and expires with its last hit.
+ * key holds at most `limit` members and expires with its last hit. Failed-authentication keys
+ * are bounded in number as in memory (`maxFailedAuthAddresses`, one shared overflow key past it).
  */
-import { type RateDecision, type RateLimiter, StoreUnavailableError } from "@partner-yield/core";
+import {
+  DEFAULT_MAX_FAILED_AUTH_ADDRESSES,
+  FAILED_AUTH_KEY_PREFIX,
+  FAILED_AUTH_OVERFLOW_KEY,
+  type RateDecision,
+  type RateLimiter,
+  StoreUnavailableError,
+} from "@partner-yield/core";
 import { Redis } from "ioredis";
-import { RATE_LIMIT_SCRIPT } from "./rate-limit-script.js";
+import { FAILED_AUTH_SCRIPT, RATE_LIMIT_SCRIPT } from "./rate-limit-script.js";
 
 /** Seconds a client is asked to wait when Redis cannot answer. */
 export const RETRY_AFTER_SECONDS = 1;
@@ -64,11 +72,31 @@ export interface RedisRateLimiterOptions {
   readonly keyPrefix?: string | undefined;
   /** Milliseconds since the epoch, for tests; default Redis's own clock, one for every instance. */
   readonly now?: (() => number) | undefined;
+  /**
+   * Most failed-authentication keys (`FAILED_AUTH_KEY_PREFIX`…, one per client address bucket)
+   * with hits in the window at once, across every instance; default 50,000, as in memory. Past
+   * it, an address not among them is limited in ONE shared bucket (`FAILED_AUTH_OVERFLOW_KEY`,
+   * same limit). They live under one hash tag (`{auth}`, one Redis Cluster slot) with their index.
+   */
+  readonly maxFailedAuthAddresses?: number | undefined;
 }
 
 type ScriptReply = [allowed: number, counted: number, waitMs: number];
 
 type WithScript = Redis & {
+  partnerYieldFailedAuth(
+    zset: string,
+    sequence: string,
+    index: string,
+    overflowZset: string,
+    overflowSequence: string,
+    limit: number,
+    windowMs: number,
+    count: "0" | "1",
+    now: number,
+    maxKeys: number,
+    member: string,
+  ): Promise<ScriptReply>;
   partnerYieldRateLimit(
     zset: string,
     sequence: string,
@@ -90,11 +118,17 @@ export class RedisRateLimiter implements RateLimiter {
   readonly #owns: boolean;
   readonly #prefix: string;
   readonly #now: (() => number) | undefined;
+  readonly #maxAuthKeys: number;
 
   constructor(options: RedisRateLimiterOptions) {
     const redis = options.redis as WithScript;
     if (typeof redis.partnerYieldRateLimit !== "function")
       redis.defineCommand("partnerYieldRateLimit", { numberOfKeys: 2, lua: RATE_LIMIT_SCRIPT });
+    if (typeof redis.partnerYieldFailedAuth !== "function")
+      redis.defineCommand("partnerYieldFailedAuth", { numberOfKeys: 5, lua: FAILED_AUTH_SCRIPT });
+    this.#maxAuthKeys = options.maxFailedAuthAddresses ?? DEFAULT_MAX_FAILED_AUTH_ADDRESSES;
+    if (!Number.isSafeInteger(this.#maxAuthKeys) || this.#maxAuthKeys < 1)
+      throw new RangeError(`maxFailedAuthAddresses must be a positive integer, not ${this.#maxAuthKeys}`);
     this.#redis = redis;
     this.#owns = options.ownsClient ?? false;
     this.#prefix = options.keyPrefix ?? "partner-yield:rate:";
@@ -125,18 +159,32 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   async #decide(key: string, limit: number, windowMs: number, count: "0" | "1"): Promise<RateDecision> {
-    // The hash tag keeps both keys in one slot of a Redis Cluster.
-    const base = `${this.#prefix}{${key}}`;
+    const now = this.#now === undefined ? -1 : this.#now();
     let reply: ScriptReply;
     try {
-      reply = await this.#redis.partnerYieldRateLimit(
-        base,
-        `${base}:seq`,
-        limit,
-        windowMs,
-        count,
-        this.#now === undefined ? -1 : this.#now(),
-      );
+      if (key.startsWith(FAILED_AUTH_KEY_PREFIX)) {
+        // One hash tag for every failed-authentication key, their index and the overflow key.
+        const tag = `${this.#prefix}{auth}:`;
+        const base = tag + key;
+        const overflow = tag + FAILED_AUTH_OVERFLOW_KEY;
+        reply = await this.#redis.partnerYieldFailedAuth(
+          base,
+          `${base}:seq`,
+          `${tag}index`,
+          overflow,
+          `${overflow}:seq`,
+          limit,
+          windowMs,
+          count,
+          now,
+          this.#maxAuthKeys,
+          key,
+        );
+      } else {
+        // The hash tag keeps both keys in one slot of a Redis Cluster.
+        const base = `${this.#prefix}{${key}}`;
+        reply = await this.#redis.partnerYieldRateLimit(base, `${base}:seq`, limit, windowMs, count, now);
+      }
     } catch (error) {
       throw unavailable("rate-limit decision", error);
     }
