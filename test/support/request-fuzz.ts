@@ -24,6 +24,7 @@ import {
   type PartnerApi,
   type PlainRequest,
   PROBLEM_TYPE_BASE,
+  parseApiKey,
   type RateDecision,
   type RateLimiter,
   signBody,
@@ -664,9 +665,13 @@ export async function checkState(
   ) {
     fail(`state changed by a request answered ${outcome}`, request, answer);
   }
-  const auth = hits.filter((k) => k.startsWith("auth:")).length;
+  // A failure counts once against the address and, for a well-formed key of this environment,
+  // once against the key (CONTRACT §4): its limiter key is `auth:` + U+0001 + the key's hash.
+  const byKey = hits.filter((k) => k.startsWith("auth:\u0001")).length;
+  const auth = hits.filter((k) => k.startsWith("auth:") && !k.startsWith("auth:\u0001")).length;
   const rate = hits.filter((k) => k.startsWith("rate:")).length;
-  if (auth + rate > 1) fail(`the limiter counted ${auth + rate} hits for one request`, request, answer);
+  if (auth + rate > 1 || byKey > auth)
+    fail(`the limiter counted ${auth + byKey + rate} hits for one request`, request, answer);
   // A HEAD answer has no body to read the code from.
   if (!exactHits || request.method === "HEAD") return;
   const code = outcome.split(" ")[1];
@@ -679,9 +684,12 @@ export async function checkState(
       : code === "invalid_api_key" || code === "wrong_environment"
         ? [1, 0]
         : [0, 1];
-  if (auth !== expected[0] || rate !== expected[1])
+  const keys = request.headers.filter(([name]) => name.toLowerCase() === "x-api-key");
+  const parsed = keys.length === 1 ? parseApiKey(keys[0]![1]) : undefined;
+  const wellFormed = code === "invalid_api_key" && parsed?.ok === true && parsed.value === "sandbox";
+  if (auth !== expected[0] || rate !== expected[1] || byKey !== (wellFormed ? 1 : 0))
     fail(
-      `limiter hits auth ${auth}, rate ${rate}; expected ${expected.join(", ")} for ${outcome}`,
+      `limiter hits auth ${auth} (by key ${byKey}), rate ${rate}; expected ${expected.join(", ")} for ${outcome}`,
       request,
       answer,
     );

@@ -140,7 +140,7 @@ export const AUTH_CHECKS: readonly CheckDefinition[] = [
       contract("§5", "Order of checks, first failure wins: authentication (401) → rate limit (429) →"),
       decision(
         "Order of checks on GET endpoints (§3, §5)",
-        "routing (404/405) → failed-auth block (429) → authentication (401) → rate limit (429) → product (404) → query parameters (400) → product state (409) → answer.",
+        "routing (404/405) → authentication (401, or 429 past the failed-authentication limit) → rate limit (429) → product (404) → query parameters (400) → product state (409) → answer.",
       ),
     ],
     failure: "status",

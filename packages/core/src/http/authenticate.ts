@@ -1,19 +1,20 @@
 /**
- * Authentication (CONTRACT §4) and the failed-authentication limit per client address
- * (docs/contract.md, Authentication): a blocked address is answered 429 before its key is looked
- * at; each malformed, unknown, revoked or wrong-environment key counts as one failure, counted by
- * one atomic `hit` of the limiter.
+ * Authentication (CONTRACT §4) and the failed-authentication limit (docs/contract.md,
+ * Authentication): a usable key is served whatever its address has failed; each malformed,
+ * unknown, revoked or wrong-environment key counts as one failure against the client's address
+ * and one against the key presented (one atomic `hit` of the limiter each), and a failure past
+ * either limit is answered 429 instead of 401.
  *
  * The steps, in order, as `handle()` runs them in its own frame (one async function per request,
- * not one per step: docs/performance.md): `failedAuthKey` → peek the limiter, `checkFailedAuth` →
- * `keyHash` → the key store → `usableKey` → the partner store; no partner → `refuseKey`.
+ * not one per step: docs/performance.md): `keyHash` → the key store → `usableKey` → the partner
+ * store; no partner → `refuseKey`.
  * @module
  */
 import { hashApiKey, parseApiKey } from "../auth/api-key.js";
 import type { ApiKeyRecord } from "../stores/key-store.js";
 import { isPromiseLike, type MaybePromise } from "../stores/maybe-promise.js";
 import type { Partner } from "../stores/partner-store.js";
-import { FAILED_AUTH_KEY_PREFIX, type RateDecision } from "../stores/rate-limiter.js";
+import { FAILED_AUTH_KEY_PREFIX } from "../stores/rate-limiter.js";
 import type { ApiDependencies } from "./dependencies.js";
 import { ApiError } from "./errors.js";
 import type { PlainRequest } from "./plain-request.js";
@@ -26,11 +27,6 @@ type AuthDependencies = Pick<
 /** The window of the failed-authentication limit. */
 export const FAILED_AUTH_WINDOW_MS = 60_000;
 
-/** @throws ApiError `rate_limited` (429) when the client address is blocked (the peek's verdict). */
-export function checkFailedAuth(peeked: RateDecision): void {
-  if (!peeked.allowed) throw failedAuthLimited(peeked.retryAfterSeconds);
-}
-
 /** Whether the key record found may authenticate here: active, of this environment. */
 export function usableKey(
   record: ApiKeyRecord | undefined,
@@ -41,23 +37,46 @@ export function usableKey(
 
 /**
  * The refusal of a request whose key found no partner (`hash` is the refusal already made when
- * there was nothing to look up). Every failure but a missing key counts against the client address.
- * @throws ApiError always: 401, or `rate_limited` (429) when this failure is over the limit.
+ * there was nothing to look up). Every failure but a missing key counts against the client's
+ * address, and a well-formed key's also against that key (`failedKeyKey`): a stale client
+ * retrying one revoked key is limited on its own key as well as on its address, wherever it
+ * retries from. Unknown and revoked keys are counted alike, so the limit tells them apart no
+ * more than the 401 does.
+ * @throws ApiError always: 401, or `rate_limited` (429) when this failure is over either limit.
  */
 export async function refuseKey(
   hash: string | ApiError,
-  limitKey: string,
+  clientAddress: string | undefined,
   deps: Pick<AuthDependencies, "rateLimiter" | "failedAuthPerMinute">,
 ): Promise<never> {
   const refusal = typeof hash === "string" ? unknownKeyError() : hash;
   if (refusal.code !== "missing_api_key") {
-    // A failure past the limit is answered 429 even when concurrent guesses all passed the peek
-    // (a shared limiter such as Redis): counting it is one atomic step.
-    let counted = deps.rateLimiter.hit(limitKey, deps.failedAuthPerMinute, FAILED_AUTH_WINDOW_MS);
-    if (isPromiseLike(counted)) counted = await counted;
-    if (!counted.allowed) throw failedAuthLimited(counted.retryAfterSeconds);
+    // Counting is one atomic hit per bucket: a failure past the limit is 429 even when many
+    // arrive at once on several instances (a shared limiter such as Redis).
+    const limit = deps.failedAuthPerMinute;
+    let byAddress = deps.rateLimiter.hit(failedAuthKey(clientAddress), limit, FAILED_AUTH_WINDOW_MS);
+    if (isPromiseLike(byAddress)) byAddress = await byAddress;
+    let byKey =
+      typeof hash === "string"
+        ? deps.rateLimiter.hit(failedKeyKey(hash), limit, FAILED_AUTH_WINDOW_MS)
+        : undefined;
+    if (isPromiseLike(byKey)) byKey = await byKey;
+    const wait = Math.max(
+      byAddress.allowed ? 0 : byAddress.retryAfterSeconds,
+      byKey === undefined || byKey.allowed ? 0 : byKey.retryAfterSeconds,
+    );
+    if (!byAddress.allowed || (byKey !== undefined && !byKey.allowed)) throw failedAuthLimited(wait);
   }
   throw refusal;
+}
+
+/**
+ * The limiter key of a presented key's failures (by its stored hash). It shares the failed-auth
+ * prefix, and so the in-memory limiter's cap on failed-auth entries; a \u0001 cannot occur in an
+ * address, so no client address can take it.
+ */
+export function failedKeyKey(keyHash: string): string {
+  return `${FAILED_AUTH_KEY_PREFIX}\u0001${keyHash}`;
 }
 
 let lastAddress: string | undefined;
@@ -145,7 +164,11 @@ export function unknownKeyError(): ApiError {
 }
 
 function failedAuthLimited(retryAfterSeconds: number): ApiError {
-  return new ApiError("rate_limited", "too many failed authentication attempts from this address", {
-    headers: { "retry-after": String(retryAfterSeconds) },
-  });
+  return new ApiError(
+    "rate_limited",
+    "too many failed authentication attempts from this address or with this key",
+    {
+      headers: { "retry-after": String(retryAfterSeconds) },
+    },
+  );
 }

@@ -7,15 +7,8 @@
  */
 import type { Environment } from "../auth/environment.js";
 import type { EventStore } from "../stores/event-store.js";
-import { isPromiseLike } from "../stores/maybe-promise.js";
-import {
-  checkFailedAuth,
-  FAILED_AUTH_WINDOW_MS,
-  failedAuthKey,
-  keyHash,
-  refuseKey,
-  usableKey,
-} from "./authenticate.js";
+import { type AnyAnswer, awaits } from "../stores/maybe-promise.js";
+import { keyHash, refuseKey, usableKey } from "./authenticate.js";
 import { resolveDependencies } from "./dependencies.js";
 import { replyToFailure } from "./failure.js";
 import { acceptableRequestId } from "./incoming-request-id.js";
@@ -72,24 +65,22 @@ export function createPartnerApi(options: PartnerApiOptions): PartnerApi {
           // Authentication (authenticate.ts), then the rate limit (rate-limit.ts), in this one frame.
           // A store answers with its value or a promise of it (`MaybePromise`): only a promise is
           // awaited, so a store with the answer at hand (the in-memory ones, a read cache on a hit)
-          // costs no suspended frame and no microtask turn. A store that throws at once is answered
-          // as one whose promise rejects: the catch below.
+          // costs no suspended frame and no microtask turn. Each `then` is read here, where its
+          // load sees one store's answers (`awaits`). A store that throws at once is answered as
+          // one whose promise rejects: the catch below.
+          // A usable key is served whatever its address's failed-auth count: failures are
+          // counted, and answered 429 past the limit, only when the key fails (refuseKey).
           const { rateLimiter, environment } = deps;
-          const limitKey = failedAuthKey(request.clientAddress);
-          const authLimit = deps.failedAuthPerMinute;
-          let peeked = rateLimiter.peek(limitKey, authLimit, FAILED_AUTH_WINDOW_MS);
-          if (isPromiseLike(peeked)) peeked = await peeked;
-          checkFailedAuth(peeked);
           const hash = keyHash(request, deps);
-          let record = typeof hash === "string" ? deps.keys.findByHash(hash) : undefined;
-          if (isPromiseLike(record)) record = await record;
-          let found = usableKey(record, deps) ? deps.partners.getPartner(record.partnerId) : undefined;
-          if (isPromiseLike(found)) found = await found;
-          const partner = found ?? (await refuseKey(hash, limitKey, deps));
+          const asked = typeof hash === "string" ? deps.keys.findByHash(hash) : undefined;
+          const record = awaits(asked, (asked as AnyAnswer)?.then) ? await asked : asked;
+          const given = usableKey(record, deps) ? deps.partners.getPartner(record.partnerId) : undefined;
+          const found = awaits(given, (given as AnyAnswer)?.then) ? await given : given;
+          const partner = found ?? (await refuseKey(hash, request.clientAddress, deps));
           const quota = deps.quotaOf(partner);
           const rateKey = limiterKey(partner.id, environment);
-          let decision = rateLimiter.hit(rateKey, quota, RATE_WINDOW_MS);
-          if (isPromiseLike(decision)) decision = await decision;
+          const hit = rateLimiter.hit(rateKey, quota, RATE_WINDOW_MS);
+          const decision = awaits(hit, (hit as AnyAnswer)?.then) ? await hit : hit;
           const count = requestCount(environment, quota, decision);
           rateHeaders = count.headers;
           reply =
