@@ -12,12 +12,11 @@ import { SLUG_PATTERN } from "./schemas.js";
 
 /**
  * The product, or undefined, as the source answers: at once, or a promise to await only when it is
- * one (`isPromiseLike`); pass the product to `productOrNotFound`. Not an async function: a GET of a
+ * one (`awaits`); pass the product to `productOrNotFound`. Not an async function: a GET of a
  * product answered at once then waits for nothing (docs/performance.md).
  * @example
- * let found = findProduct(deps.products, partner, params["slug"]);
- * if (isPromiseLike(found)) found = await found;
- * const product = productOrNotFound(found);
+ * const found = findProduct(deps.products, partner, params["slug"]);
+ * const product = productOrNotFound(awaits(found, (found as AnyAnswer)?.then) ? await found : found);
  */
 export function findProduct(
   products: ProductSource,

@@ -21,13 +21,26 @@ export type MaybePromise<T> = T | PromiseLike<T>;
 
 /**
  * Whether a store's answer must be awaited: a promise, or any object or function with a `then`
- * method (the thenables `await` itself follows). A native promise is told by its class first.
+ * method (the thenables `await` itself follows).
  * @example const record = keys.findByHash(hash); const found = isPromiseLike(record) ? await record : record;
  */
 export function isPromiseLike<T>(answer: MaybePromise<T>): answer is PromiseLike<T> {
-  return (
-    answer instanceof Promise ||
-    (((typeof answer === "object" && answer !== null) || typeof answer === "function") &&
-      typeof (answer as { then?: unknown }).then === "function")
-  );
+  return typeof (answer as AnyAnswer)?.then === "function";
+}
+
+/** Any answer, as far as its `then` goes: what a call site reads `then` of (`awaits`). */
+export type AnyAnswer = { readonly then?: unknown } | null | undefined;
+
+/**
+ * `isPromiseLike` for the request path, given the answer's `then` as its call site read it. V8
+ * keeps what a property load has seen per place in the code: a load in one shared function sees
+ * every store's answer (a key record, a partner, a decision, a product, …) and goes the slow,
+ * generic way, where a load at each call site sees one shape and costs next to nothing. The core
+ * calls this on every store answer of a request (docs/performance.md).
+ * @example
+ * const asked = keys.findByHash(hash);
+ * const record = awaits(asked, (asked as AnyAnswer)?.then) ? await asked : asked;
+ */
+export function awaits<T>(answer: MaybePromise<T>, then: unknown): answer is PromiseLike<T> {
+  return typeof then === "function";
 }

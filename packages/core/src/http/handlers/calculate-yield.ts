@@ -5,7 +5,7 @@
  */
 import { parseAmount } from "../../math/decimal.js";
 import { quoteYield, type YieldQuote } from "../../math/yield-math.js";
-import { isPromiseLike } from "../../stores/maybe-promise.js";
+import { type AnyAnswer, awaits } from "../../stores/maybe-promise.js";
 import { ApiError } from "../errors.js";
 import { findProduct, productOrNotFound } from "../find-product.js";
 import type { PartnerHandler } from "../handler.js";
@@ -13,9 +13,8 @@ import { queryError, queryParam } from "../query.js";
 import { okReply } from "../reply.js";
 
 export const calculateYield: PartnerHandler = async ({ request, partner, params }, deps) => {
-  let found = findProduct(deps.products, partner, params["slug"]);
-  if (isPromiseLike(found)) found = await found;
-  const product = productOrNotFound(found);
+  const found = findProduct(deps.products, partner, params["slug"]);
+  const product = productOrNotFound(awaits(found, (found as AnyAnswer)?.then) ? await found : found);
   const raw = queryParam(request.query, "amount");
   if (raw === undefined)
     throw queryError("invalid_amount", "amount", "the amount query parameter is required");

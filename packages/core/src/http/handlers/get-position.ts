@@ -6,7 +6,7 @@
 import { parseAddress } from "../../evm/address.js";
 import { formatUnits } from "../../math/decimal.js";
 import { usdValueCents } from "../../math/yield-math.js";
-import { isPromiseLike } from "../../stores/maybe-promise.js";
+import { type AnyAnswer, awaits } from "../../stores/maybe-promise.js";
 import { StoreUnavailableError } from "../../stores/store-unavailable-error.js";
 import { findProduct, productOrNotFound } from "../find-product.js";
 import type { PartnerHandler } from "../handler.js";
@@ -17,20 +17,19 @@ import { okReply } from "../reply.js";
 const MISSING_PRICE_RETRY_SECONDS = 60;
 
 export const getPosition: PartnerHandler = async ({ request, partner, params }, deps) => {
-  let found = findProduct(deps.products, partner, params["slug"]);
-  if (isPromiseLike(found)) found = await found;
-  const product = productOrNotFound(found);
+  const found = findProduct(deps.products, partner, params["slug"]);
+  const product = productOrNotFound(awaits(found, (found as AnyAnswer)?.then) ? await found : found);
   const raw = queryParam(request.query, "address");
   if (raw === undefined)
     throw queryError("invalid_address", "address", "the address query parameter is required");
   const address = parseAddress(raw);
   if (!address.ok) throw queryError("invalid_address", "address", address.reason);
-  let holding = deps.positions.getHolding(product, address.value);
-  if (isPromiseLike(holding)) holding = await holding;
+  const held = deps.positions.getHolding(product, address.value);
+  const holding = awaits(held, (held as AnyAnswer)?.then) ? await held : held;
   let usdCents = 0n;
   if (holding.assets > 0n) {
-    let price = deps.prices.getUsdPriceWad(product);
-    if (isPromiseLike(price)) price = await price;
+    const priced = deps.prices.getUsdPriceWad(product);
+    const price = awaits(priced, (priced as AnyAnswer)?.then) ? await priced : priced;
     if (price === undefined) {
       throw new StoreUnavailableError(
         `no USD price is available for ${product.assetSymbol} (chain ${product.chainId}, asset ${product.assetAddress})`,
