@@ -38,6 +38,12 @@ export type {
   SigningSecretSummary,
 } from "./admin/partner-admin.js";
 export {
+  ECHO_MAX_LENGTH,
+  echoInput,
+  escapeUnsafe,
+  hasUnsafeCharacter,
+} from "./admin/terminal-text.js";
+export {
   API_KEY_PREFIXES,
   type ApiKeyRefusal,
   generateApiKey,
@@ -58,12 +64,6 @@ export {
 } from "./auth/signature.js";
 export { generateSigningSecret, isSigningSecret } from "./auth/signing-secret.js";
 export { type CanonicalJsonRefusal, canonicalJson } from "./encoding/canonical-json.js";
-export {
-  ECHO_MAX_LENGTH,
-  echoInput,
-  escapeUnsafe,
-  hasUnsafeCharacter,
-} from "./encoding/terminal-text.js";
 // EVM addresses and chains
 export { type AddressRefusal, parseAddress, toChecksumAddress } from "./evm/address.js";
 export { EVM_CHAINS } from "./evm/chains.js";
