@@ -3,8 +3,9 @@
  * option is a usage error (exit 2) before any request is sent.
  * @module
  */
-import { echoInput } from "@partner-yield/core";
+
 import type { Level, PlanOptions } from "./checks/types.js";
+import { echoInput } from "./terminal.js";
 
 /** Bad configuration or an unreachable target: exit code 2. */
 export class ConfigError extends Error {

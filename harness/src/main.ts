@@ -6,7 +6,6 @@
 import { accessSync, constants, existsSync, mkdirSync, statSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { type ParseArgsConfig, parseArgs } from "node:util";
-import { echoInput, escapeUnsafe } from "@partner-yield/core";
 import { costOf } from "./checks/definition.js";
 import { CHECKS } from "./checks/registry.js";
 import { LEVELS, sourceOf } from "./checks/types.js";
@@ -32,6 +31,7 @@ import { ConsoleReporter, type TextStream } from "./reporters/console.js";
 import { toJson } from "./reporters/json.js";
 import { toJUnit } from "./reporters/junit.js";
 import { type RunReport, type RunSettings, redactorFor, requestBound, runConformance } from "./runner.js";
+import { echoInput, escapeUnsafe } from "./terminal.js";
 import { defaultBurst } from "./throttle.js";
 import { VERSION } from "./version.js";
 

@@ -72,7 +72,7 @@ describe("the harness's module structure", () => {
     ]);
   });
 
-  test("imports the core only where it must: schemas and EIP-55 in one module, the fault server, the in-process properties", () => {
+  test("imports the core only where it must: schemas and EIP-55 in one module, the fault server, the in-process properties, the CLI's terminal escaping", () => {
     const allowed = [
       "checks/from-core.ts",
       "embedded.ts",
@@ -81,6 +81,7 @@ describe("the harness's module structure", () => {
       "faults/interceptors.ts",
       "properties/arbitraries.ts",
       "properties/registry.ts",
+      "terminal.ts",
     ];
     const importers = [...GRAPH.keys()].filter((file) =>
       specifiers(join(SRC, file)).some(

@@ -6,8 +6,8 @@
  */
 import { looksLikeCredential } from "../auth/credential-shape.js";
 import type { Environment } from "../auth/environment.js";
-import { hasUnsafeCharacter } from "../encoding/terminal-text.js";
 import { accept, type Refused, type Result, refuse } from "../result.js";
+import { hasUnsafeCharacter } from "./terminal-text.js";
 
 const PARTNER_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 /** Ids are positive integers that fit a PostgreSQL bigint with room to spare. */
