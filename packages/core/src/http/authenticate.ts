@@ -12,7 +12,7 @@
  */
 import { hashApiKey, parseApiKey } from "../auth/api-key.js";
 import type { ApiKeyRecord } from "../stores/key-store.js";
-import { isPromiseLike, type MaybePromise } from "../stores/maybe-promise.js";
+import { type AnyAnswer, awaits, isPromiseLike, type MaybePromise } from "../stores/maybe-promise.js";
 import type { Partner } from "../stores/partner-store.js";
 import { FAILED_AUTH_KEY_PREFIX } from "../stores/rate-limiter.js";
 import type { ApiDependencies } from "./dependencies.js";
@@ -133,14 +133,16 @@ export function keyHash(
  * A key no longer usable is refused like an unknown one, and not counted as a failed guess: its
  * holder authenticated a moment ago.
  * @throws ApiError `invalid_api_key` (401) when the key or its partner is gone or revoked.
- * @example let partner = currentPartner(keyHash, deps); if (isPromiseLike(partner)) partner = await partner;
+ * @example const current = currentPartner(keyHash, deps); const partner = awaits(current, (current as AnyAnswer)?.then) ? await current : current;
  */
 export function currentPartner(
   keyHash: string,
   deps: Pick<ApiDependencies, "environment" | "keys" | "partners">,
 ): MaybePromise<Partner> {
   const record = deps.keys.findByHash(keyHash);
-  return isPromiseLike(record) ? record.then((r) => partnerOf(r, deps)) : partnerOf(record, deps);
+  return awaits(record, (record as AnyAnswer)?.then)
+    ? record.then((r) => partnerOf(r, deps))
+    : partnerOf(record, deps);
 }
 
 function partnerOf(
@@ -149,7 +151,7 @@ function partnerOf(
 ): MaybePromise<Partner> {
   if (!usableKey(record, deps)) throw unknownKeyError();
   const partner = deps.partners.getPartner(record.partnerId);
-  if (isPromiseLike(partner))
+  if (awaits(partner, (partner as AnyAnswer)?.then))
     return partner.then((p) => {
       if (p === undefined) throw unknownKeyError();
       return p;

@@ -4,7 +4,7 @@
  * wins. Nothing is stored before the last step, so a refused request can be fixed and resent with
  * the same Idempotency-Key.
  */
-import { isPromiseLike } from "../../stores/maybe-promise.js";
+import { type AnyAnswer, awaits } from "../../stores/maybe-promise.js";
 import { currentPartner } from "../authenticate.js";
 import type { PartnerHandler } from "../handler.js";
 import { appendEvent } from "../inbound-event/append-event.js";
@@ -23,8 +23,8 @@ export const receivePartnerEvent: PartnerHandler = async ({ request, keyHash }, 
   // secrets are read again now, so a key or secret revoked meanwhile refuses it (CONTRACT §4), and
   // the store checks both once more with the claim (`authorizedBy`). An in-memory store answers at
   // once, so nothing runs between this read and the claim.
-  let partner = currentPartner(keyHash, deps); // 401 invalid_api_key
-  if (isPromiseLike(partner)) partner = await partner;
+  const current = currentPartner(keyHash, deps); // 401 invalid_api_key
+  const partner = awaits(current, (current as AnyAnswer)?.then) ? await current : current;
   const signedWith = requireValidSignature(request, body, deps.verifierFor(partner)); // 401 invalid_signature
   const idempotencyKey = requireIdempotencyKey(request); // 400 missing_ or invalid_idempotency_key
   const json = parseJsonBody(body); // 400 invalid_json
