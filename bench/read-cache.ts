@@ -5,7 +5,8 @@
  * last_used_at and the figures are the lookups' alone): the heap the cache takes once every key and
  * every product has been read (after a full collection, against the heap before), a lookup on a
  * hit and one through to PostgreSQL (a cache-less store), and how long one UPDATE of every key
- * takes to reach the cache (its notification names the whole table: the keys do not fit in one).
+ * takes to reach the cache (its notification names the whole table: the keys do not fit in one),
+ * and, one row at a time, how long after an INSERT returns its notification is applied.
  * `BENCH_KEYS` and `BENCH_PRODUCTS` change the counts.
  * @module
  */
@@ -21,6 +22,7 @@ const PRODUCTS = Number(process.env["BENCH_PRODUCTS"] ?? "10000");
 const HIT_ROUNDS = 1_000_000;
 const MISSES = 5_000;
 const IN_FLIGHT = 20;
+const NOTIFIED = 300;
 
 setFlagsFromString("--expose-gc");
 const gc = runInNewContext("gc") as () => void;
@@ -93,6 +95,7 @@ async function main(): Promise<void> {
       stores.products.getProduct(productKeys[i]!.partner_id, productKeys[i]!.slug),
     );
     const fillMs = performance.now() - fill;
+    process.stderr.write(`bench/read-cache: filled in ${fillMs.toFixed(0)} ms\n`);
     const state = cache.state();
     const after = heapUsed();
     const held = after - before;
@@ -129,6 +132,21 @@ async function main(): Promise<void> {
     while (cache.state().changes === changesBefore) await new Promise((r) => setImmediate(r));
     const droppedMs = performance.now() - update;
 
+    // One row at a time, nothing else running: from an INSERT's return to its notification applied.
+    const lags: number[] = [];
+    for (let i = 0; i < NOTIFIED; i++) {
+      const seen = cache.state().changes;
+      await pool.query(
+        "insert into api_keys (partner_id, environment, key_hash) values ('p1', 'sandbox', $1)",
+        [`f${i.toString(16).padStart(63, "0")}`],
+      );
+      const returned = performance.now();
+      while (cache.state().changes === seen) await new Promise((r) => setImmediate(r));
+      lags.push(performance.now() - returned);
+    }
+    lags.sort((x, y) => x - y);
+    const lag = (q: number) => lags[Math.min(lags.length - 1, Math.floor(q * lags.length))]!.toFixed(2);
+
     const mib = (bytes: number) => (bytes / 1048576).toFixed(1);
     console.log(
       [
@@ -139,6 +157,7 @@ async function main(): Promise<void> {
         `  hit: key ${keyHitNs.toFixed(0)} ns, product ${productHitNs.toFixed(0)} ns (${HIT_ROUNDS} lookups each; ${found} found)`,
         `  through to PostgreSQL (no cache, ${IN_FLIGHT} at once): key ${keyMissUs.toFixed(1)} us, product ${productMissUs.toFixed(1)} us a lookup (throughput)`,
         `  one UPDATE of all ${KEYS} keys: committed in ${committedMs.toFixed(0)} ms, the cache emptied of keys ${(droppedMs - committedMs).toFixed(1)} ms after its return`,
+        `  ${NOTIFIED} single-row INSERTs, from each one's return to its notification applied: p50 ${lag(0.5)} ms, p99 ${lag(0.99)} ms, max ${lag(1)} ms`,
       ].join("\n"),
     );
     await stores.close();
