@@ -148,6 +148,12 @@ export function guardConnections(server: Server, limits: ConnectionLimits = {}):
 
   function onConnection(socket: Socket): void {
     const remote = socket.remoteAddress;
+    if (remote === undefined && resetBeforeAccept(socket)) {
+      // Its requests could be counted against no address (CONTRACT §9); nobody reads an answer.
+      refused++;
+      socket.destroy();
+      return;
+    }
     const address = remote === undefined ? undefined : addressBucket(remote, bucketOptions);
     const fromAddress = address === undefined ? 0 : (perAddressOpen.get(address) ?? 0);
     if (fromAddress >= perAddress) {
@@ -220,4 +226,14 @@ export function guardConnections(server: Server, limits: ConnectionLimits = {}):
       server.off("connection", onConnection);
     },
   };
+}
+
+/**
+ * Whether a TCP connection was reset before it was accepted: the kernel then reports no peer
+ * (`remoteAddress` undefined) though the socket has a local address. A connection over a Unix
+ * socket has neither, and is not one.
+ * @example if (socket.remoteAddress === undefined && resetBeforeAccept(socket)) socket.destroy();
+ */
+export function resetBeforeAccept(socket: Socket): boolean {
+  return socket.remoteAddress === undefined && socket.localAddress !== undefined;
 }

@@ -10,9 +10,10 @@
  */
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { ApiError, type PartnerApiHandler, type PlainResponse } from "@partner-yield/core";
-import type { ConnectionGuard } from "./connections.js";
+import { type ConnectionGuard, resetBeforeAccept } from "./connections.js";
 import { incomingRequestId, plainHeaders } from "./plain-request.js";
 import { protocolRefusal } from "./protocol-checks.js";
 import {
@@ -222,6 +223,12 @@ export function createListener(api: ListenerTarget, options: ListenerOptions = {
       readonly started: number,
       /** Came through `checkContinue`: `100 Continue` waits until the core asks for the body. */
       readonly deferContinue: boolean,
+      /**
+       * The client's address, read when the request arrived: a connection reset before the
+       * request is handed to the core has no `remoteAddress` by then, and its failed guess must
+       * still count against its own address (CONTRACT §9), not the shared bucket of unknown ones.
+       */
+      readonly clientAddress: string | undefined,
     ) {}
 
     /** The response closed, or its connection did: counted once. */
@@ -262,12 +269,28 @@ export function createListener(api: ListenerTarget, options: ListenerOptions = {
   }
 
   function serve(req: IncomingMessage, res: ServerResponse, deferContinue: boolean): void {
+    const socket = req.socket;
+    const clientAddress = connections?.addressOf(socket) ?? socket.remoteAddress;
+    if (clientAddress === undefined && resetBeforeAccept(socket as Socket)) {
+      // Reset before this server could read its peer (no connection guard to have refused it):
+      // its guess could count against no address (CONTRACT §9), and nobody reads the answer.
+      socket.destroy();
+      return;
+    }
     const started = performance.now();
     inFlight++;
     const { path, query } = splitTarget(req.url ?? "/");
-    const socket = req.socket;
     connections?.requestStarted(socket);
-    const exchange = new Exchange(req, res, req.method ?? "GET", path, query, started, deferContinue);
+    const exchange = new Exchange(
+      req,
+      res,
+      req.method ?? "GET",
+      path,
+      query,
+      started,
+      deferContinue,
+      clientAddress,
+    );
     (res as ServerResponse & { [EXCHANGE]?: Exchange })[EXCHANGE] = exchange;
     res.on("close", onResponseClose);
     trackOnSocket(socket, exchange);
@@ -293,7 +316,7 @@ export function createListener(api: ListenerTarget, options: ListenerOptions = {
 
   /** Starts the handling of one request; its answer is written when the handler settles. */
   function dispatch(exchange: Exchange): void {
-    const { req, res, method, path, deferContinue } = exchange;
+    const { req, res, method, path, deferContinue, clientAddress } = exchange;
     const ops = path === "/healthz" || path === "/readyz";
     let response: Promise<PlainResponse>;
     try {
@@ -304,7 +327,6 @@ export function createListener(api: ListenerTarget, options: ListenerOptions = {
       } else if (ops) {
         response = answerOps(path, method, incomingRequestId(req) ?? nextOpsId());
       } else {
-        const socket = req.socket;
         response = api.handle({
           method,
           path,
@@ -313,7 +335,7 @@ export function createListener(api: ListenerTarget, options: ListenerOptions = {
           body: hasBody(req)
             ? createBodyReader(req, exchange.body, deferContinue ? res : undefined)
             : undefined,
-          clientAddress: connections?.addressOf(socket) ?? socket.remoteAddress,
+          clientAddress,
           requestId: incomingRequestId(req),
         });
       }
