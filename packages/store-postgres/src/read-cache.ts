@@ -116,6 +116,7 @@ export class PostgresReadCache implements ChangeSink {
   readonly #leaseMs: number;
   readonly #onStateChange: ((state: ReadCacheState) => void) | undefined;
   #listening = false;
+  #closing = false;
   #changes = 0;
   #subscriptions = 0;
   #lastError: string | undefined;
@@ -159,6 +160,7 @@ export class PostgresReadCache implements ChangeSink {
 
   /** Closes the listening connection; the cache answers nothing afterwards. Idempotent. */
   close(): Promise<void> {
+    this.#closing = true;
     return this.#listener.close();
   }
 
@@ -196,7 +198,8 @@ export class PostgresReadCache implements ChangeSink {
     this.#trust.until = 0;
     this.#lastError = error.message;
     this.#clear();
-    if (was) this.#report();
+    // Closing is no loss to report (a shutdown would log it as one).
+    if (was && !this.#closing) this.#report();
   }
 
   /** @internal ChangeSink: drops what the change names. */
