@@ -33,7 +33,8 @@ export function dbHelpText(): string {
     "  partner-yield db import-fixtures DIR [--env ENV] [--database-url URL]",
     "                                                               load DIR's partners.json, products.json,",
     "                                                               vaults.json and prices.json",
-    "  partner-yield db status [--database-url URL]                schema version and rows per table",
+    "  partner-yield db status [--database-url URL]                schema version, the releases that run on",
+    "                                                               it, and rows per table",
     "  partner-yield db --help                                     this text",
     "",
     "Options:",
@@ -42,17 +43,21 @@ export function dbHelpText(): string {
     "                                           sandbox (default) | production",
     "",
     "migrate is safe to run from several processes at once and again (it then applies nothing); a",
-    "server refuses to start until the schema is current. import-fixtures validates the files first",
+    "server refuses to start until the schema holds all its migrations. A release also runs on a newer",
+    "schema whose further migrations are additive (their compatible_from marker is at or below its",
+    "schema-code version, its highest migration): roll out with migrate, then the new instances; roll",
+    "back by starting the previous release again. status names the releases a schema runs.",
+    "import-fixtures validates the files first",
     "(nothing is written when one is invalid), then writes them in one transaction: a row equal to",
     "its file entry is left alone, so importing twice changes nothing; rows the files do not name are",
     "kept; a key or signing secret revoked in the database is never re-activated. With --env production",
     "it refuses (exit 2, nothing written) files holding a credential published with partner-yield (the",
     "demo keys and signing secrets of the README and fixtures/): `serve --env production` would refuse them.",
     "",
-    "Exit status: 0 done (status: the schema is current); 1 the database cannot be reached or a",
-    "statement failed; 2 a bad command line or fixture file; 3 the schema is not the one this",
-    "partner-yield knows (status, import-fixtures: run `partner-yield db migrate`; or the database",
-    "is newer than this partner-yield).",
+    "Exit status: 0 done (status: this partner-yield runs on the schema); 1 the database cannot be",
+    "reached or a statement failed; 2 a bad command line or fixture file; 3 the schema is not one this",
+    "partner-yield runs on (status, import-fixtures: run `partner-yield db migrate`; or the database",
+    "holds a newer migration that is not additive: upgrade partner-yield).",
     "",
   ].join("\n");
 }
@@ -116,9 +121,11 @@ export async function runDbCommand(
     if (command === "migrate") {
       const before = await postgres.schemaStatus(pool);
       process.stdout.write(
-        before.pending.length === 0
-          ? `${where}: schema version ${before.current} is current; nothing to apply\n`
-          : `${where}: schema version ${before.current}; applying ${before.pending.length} migration(s)\n`,
+        before.pending.length > 0
+          ? `${where}: schema version ${before.current}; applying ${before.pending.length} migration(s)\n`
+          : before.newer.length > 0
+            ? `${where}: schema version ${before.current} is newer than this partner-yield's (${before.latest}), which runs on it (${before.newer.map((m) => `${m.version} ${escapeUnsafe(m.name)}`).join(", ")}: additive); nothing to apply\n`
+            : `${where}: schema version ${before.current} is current; nothing to apply\n`,
       );
       const applied = await postgres.migrate(pool);
       for (const m of applied)
@@ -155,7 +162,8 @@ export async function runDbCommand(
     process.stdout.write(
       [
         `${where}`,
-        `  schema version   ${status.current} (current)`,
+        `  schema version   ${status.current} ${status.newer.length > 0 ? `(newer than this partner-yield's ${status.latest}, which runs on it)` : "(current)"}`,
+        `  runs releases    ${releases(status.supported)} (schema-code versions; this partner-yield is ${status.latest})`,
         `  partners         ${counts.partners}`,
         `  api keys         ${counts.apiKeys.active} active, ${counts.apiKeys.revoked} revoked`,
         `  signing secrets  ${counts.signingSecrets.active} active, ${counts.signingSecrets.revoked} revoked`,
@@ -205,6 +213,11 @@ function parseDbFlags(argv: readonly string[]) {
       help: { type: "boolean", short: "h" },
     },
   });
+}
+
+/** The schema-code versions that run on a schema: "5 to 6", or "5 only". */
+function releases({ oldest, newest }: { readonly oldest: number; readonly newest: number }): string {
+  return oldest === newest ? `${newest} only` : `${oldest} to ${newest}`;
 }
 
 function usage(message: string): number {
