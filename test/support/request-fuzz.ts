@@ -9,29 +9,50 @@
  * bodies of random bytes, invalid UTF-8, truncated JSON, prototype keys and deep nesting; and
  * correctly signed events with one field mutated, so the deep validation steps are reached.
  *
+ * In process, a request comes from a client address: IPv4, IPv6 in a few /64s spelt every way
+ * (zeros, case, compression, a zone, an embedded IPv4 tail) and IPv4-mapped; the failed-auth count
+ * of a refusal must land in that address's bucket (CONTRACT §4: its /64, or the mapped IPv4).
+ *
+ * Slow bodies (`slowScenario`): signed events whose body arrives in pieces (in process a body
+ * reader that resolves later, over a socket the body written in parts), while the run revokes,
+ * restores and rotates the key and the signing secrets (and sends other requests in between). The
+ * model predicts each answer exactly: the key and secrets as they are when the body completes
+ * decide it (CONTRACT §4, §5), and a refusal after the body counts no failed authentication.
+ *
  * The checks: never a 5xx; the envelope (problem+json with type, title, status, code, detail and
  * request_id per CONTRACT §6, or the success shape) with its content type and the §9 headers; a
- * refused request stores nothing, and the limiter counts exactly what CONTRACT §4/§7 say it counts.
+ * refused request stores nothing, an accepted event is stored with the key and secret that
+ * authorised it, and the limiter counts exactly what CONTRACT §4/§7 say it counts.
  */
 import { connect } from "node:net";
 import fc from "fast-check";
 import {
+  type ApiKeyRecord,
+  type AppendResult,
+  addressBucket,
   createPartnerApi,
   ERRORS,
   type ErrorCode,
+  type EventCredentials,
+  generateApiKey,
+  hashApiKey,
   MemoryEventStore,
   MemoryRateLimiter,
+  type NewEvent,
+  type Partner,
   type PartnerApi,
   type PlainRequest,
   PROBLEM_TYPE_BASE,
   parseApiKey,
   type RateDecision,
   type RateLimiter,
+  type SandboxData,
   signBody,
 } from "../../packages/core/src/index.js";
 import { DEMO_CREDENTIALS as DEMO } from "../../packages/node-adapter/src/demo.js";
 import { loadFixtureDir } from "../../packages/node-adapter/src/fixture-dir.js";
 import { nodeHmacSha256, nodeSha256 } from "../../packages/node-adapter/src/hmac.js";
+import { type RunningServer, startServer } from "../../packages/node-adapter/src/index.js";
 
 export const INBOUND = "/api/partner/webhooks/inbound";
 const encoder = new TextEncoder();
@@ -45,7 +66,18 @@ export interface FuzzRequest {
   readonly body: Uint8Array;
   /** Which family generated it (for the counts). */
   readonly family: string;
+  /** In process: the client's address (default 192.0.2.1). A socket's is the connection's own. */
+  readonly client?: ClientAddress | undefined;
 }
+
+/** A client address as its socket reports it, and the bucket its failures must count in. */
+export interface ClientAddress {
+  readonly address: string;
+  /** Known by construction, not computed by `addressBucket`: the /64 or the mapped IPv4 address. */
+  readonly bucket: string;
+}
+
+const DEFAULT_CLIENT: ClientAddress = { address: "192.0.2.1", bucket: "192.0.2.1" };
 
 // ---------------------------------------------------------------- generators
 
@@ -451,8 +483,84 @@ const anyRequest: fc.Arbitrary<FuzzRequest> = fc
     return { method: m, target: p + q, headers: [...headers, ...extra], body, family: "any" };
   });
 
-/** The requests both runs draw from: half signed events (the deep steps), half anything. */
-export const fuzzRequest: fc.Arbitrary<FuzzRequest> = fc.oneof(signedEventOf(), anyRequest);
+const hex = (n: number) => n.toString(16);
+
+/** Four /64 prefixes (their first four groups) and each one's bucket as CONTRACT §4 writes it. */
+const PREFIXES: readonly (readonly [readonly number[], string])[] = [
+  [[0x2001, 0xdb8, 0x1, 0x2], "2001:db8:1:2::/64"],
+  [[0x2001, 0xdb8, 0, 0], "2001:db8::/64"],
+  [[0xfe80, 0, 0, 0], "fe80::/64"],
+  [[0x2001, 0xdb8, 0xabcd, 0xffff], "2001:db8:abcd:ffff::/64"],
+];
+
+/** Eight groups written one of the ways a client or a proxy may write them. */
+const ipv6Text = (groups: readonly number[]) =>
+  fc
+    .record({
+      pad: fc.boolean(),
+      upper: fc.boolean(),
+      elide: fc.option(fc.tuple(fc.nat(7), fc.nat(7)), { nil: undefined }),
+      ipv4Tail: fc.boolean(),
+      zone: fc.boolean(),
+    })
+    .map(({ pad, upper, elide, ipv4Tail, zone }) => {
+      let parts = groups.map((g) => (pad ? hex(g).padStart(4, "0") : hex(g)));
+      if (ipv4Tail)
+        parts = [
+          ...parts.slice(0, 6),
+          `${groups[6]! >> 8}.${groups[6]! & 0xff}.${groups[7]! >> 8}.${groups[7]! & 0xff}`,
+        ];
+      let text = parts.join(":");
+      // "::" stands for a run of zero groups (any run: 1 group, a part of a longer run) before the tail.
+      if (elide !== undefined) {
+        const start = Math.min(elide[0], elide[1]);
+        let end = Math.max(elide[0], elide[1]) + 1;
+        end = Math.min(end, ipv4Tail ? 6 : 8);
+        if (start < end && groups.slice(start, end).every((g) => g === 0))
+          text = `${parts.slice(0, start).join(":")}::${parts.slice(end).join(":")}`;
+      }
+      if (upper) text = text.toUpperCase();
+      return zone && groups[0] === 0xfe80 ? `${text}%eth0` : text;
+    });
+
+const group = fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 0xffff }));
+const ipv4 = fc.tuple(fc.constantFrom([192, 0, 2], [198, 51, 100]), fc.integer({ min: 0, max: 255 }));
+
+/**
+ * Client addresses: IPv4, IPv6 in four /64s (several interface ids each, every spelling) and
+ * IPv4-mapped IPv6 (dotted or hex), each with the bucket its failed authentications count in.
+ * @example fc.sample(clientAddress, 1); // [{ address: "2001:DB8::1:0:0:5", bucket: "2001:db8::/64" }]
+ */
+export const clientAddress: fc.Arbitrary<ClientAddress> = fc.oneof(
+  { weight: 3, arbitrary: fc.constant(DEFAULT_CLIENT) },
+  {
+    weight: 3,
+    arbitrary: fc
+      .tuple(fc.constantFrom(...PREFIXES), fc.tuple(group, group, group, group))
+      .chain(([[prefix, bucket], id]) =>
+        ipv6Text([...prefix, ...id]).map((address) => ({ address, bucket })),
+      ),
+  },
+  {
+    weight: 1,
+    arbitrary: ipv4.chain(([[a, b, c], d]) =>
+      fc
+        .constantFrom(
+          `::ffff:${a}.${b}.${c}.${d}`,
+          `::FFFF:${a}.${b}.${c}.${d}`,
+          `0:0:0:0:0:ffff:${a}.${b}.${c}.${d}`,
+          `::ffff:${hex((a << 8) | b)}:${hex((c << 8) | d)}`,
+          `0000:0000:0000:0000:0000:FFFF:${hex((a << 8) | b).padStart(4, "0")}:${hex((c << 8) | d).padStart(4, "0")}`,
+        )
+        .map((address) => ({ address, bucket: `${a}.${b}.${c}.${d}` })),
+    ),
+  },
+);
+
+/** The requests both runs draw from: half signed events (the deep steps), half anything, from any client. */
+export const fuzzRequest: fc.Arbitrary<FuzzRequest> = fc
+  .tuple(fc.oneof(signedEventOf(), anyRequest), clientAddress)
+  .map(([request, client]) => (client === DEFAULT_CLIENT ? request : { ...request, client }));
 
 // ---------------------------------------------------------------- the API under test
 
@@ -472,19 +580,40 @@ export class CountingLimiter implements RateLimiter {
   }
 }
 
+/** The in-memory event store, remembering what authorised the last event it created. */
+export class RecordingEventStore extends MemoryEventStore {
+  lastAuthorizedBy: EventCredentials | undefined;
+  override append(event: NewEvent): Promise<AppendResult> {
+    const appended = super.append(event);
+    return appended.then((result) => {
+      if (result.status === "created") this.lastAuthorizedBy = event.authorizedBy;
+      return result;
+    });
+  }
+}
+
 export interface FuzzTarget {
   readonly api: PartnerApi;
-  readonly events: MemoryEventStore;
+  readonly events: RecordingEventStore;
   readonly limiter: CountingLimiter;
+  /** The stores and records behind the API: the slow-body runs revoke and restore in them. */
+  readonly data: SandboxData;
+  /**
+   * Called when the core asks for the body of a request with this Idempotency-Key (over a socket,
+   * how a slow-body run knows the request was authenticated and now waits for its body).
+   */
+  readonly bodyAsked: Map<string, () => void>;
 }
 
 /** The sandbox API with quotas out of the way (so every refusal is the request's own). */
 export function createFuzzTarget(fixturesDir: string): FuzzTarget {
-  const events = new MemoryEventStore();
+  const events = new RecordingEventStore();
   const limiter = new CountingLimiter();
-  const api = createPartnerApi({
+  const data = loadFixtureDir(fixturesDir);
+  const bodyAsked = new Map<string, () => void>();
+  const inner = createPartnerApi({
     environment: "sandbox",
-    ...loadFixtureDir(fixturesDir),
+    ...data,
     events,
     rateLimiter: limiter,
     rateLimitOverride: 1_000_000_000,
@@ -495,7 +624,23 @@ export function createFuzzTarget(fixturesDir: string): FuzzTarget {
       throw error;
     },
   });
-  return { api, events, limiter };
+  const api: PartnerApi = {
+    ...inner,
+    handle(request) {
+      const reader = request.body;
+      const asked =
+        typeof reader === "function" ? bodyAsked.get(request.headers["idempotency-key"] ?? "") : undefined;
+      if (asked === undefined || typeof reader !== "function") return inner.handle(request);
+      return inner.handle({
+        ...request,
+        body: (limit) => {
+          asked();
+          return reader(limit);
+        },
+      });
+    },
+  };
+  return { api, events, limiter, data, bodyAsked };
 }
 
 /** The request as `handle()` takes it (what the node adapter would hand over). */
@@ -512,7 +657,9 @@ export function toPlainRequest(request: FuzzRequest): PlainRequest {
     query: q < 0 ? undefined : request.target.slice(q + 1),
     headers,
     body: request.body,
-    clientAddress: "192.0.2.1",
+    // As the node server hands it over: its connection guard gives the core the address's bucket
+    // (addressBucket); the core counts failures by the address it is given.
+    clientAddress: addressBucket((request.client ?? DEFAULT_CLIENT).address),
   };
 }
 
@@ -631,10 +778,19 @@ export async function storeState(events: MemoryEventStore): Promise<StoreState> 
   return { events: events.size, bytes: events.bytes, lastId: last?.id ?? 0 };
 }
 
+/** The limiter hits one request must make: failures by address and by key, and the rate limit. */
+export interface ExpectedHits {
+  readonly auth: number;
+  readonly byKey: number;
+  readonly rate: number;
+}
+
 /**
- * A refused request stores nothing; an accepted event is stored once, exactly as sent; a duplicate
- * stores nothing. `hits` are the limiter's counts during the request: exactly what CONTRACT §4/§7
- * count (`exactHits`: in process, where every answer comes from the core).
+ * A refused request stores nothing; an accepted event is stored once, exactly as sent, with the
+ * key it presented and a secret that signs it as `authorizedBy`; a duplicate stores nothing.
+ * `hits` are the limiter's counts during the request: exactly what CONTRACT §4/§7 count
+ * (`exactHits`: in process, where every answer comes from the core; or the hits given), and a
+ * failure's address count is in the client's `bucket`.
  */
 export async function checkState(
   request: FuzzRequest,
@@ -643,7 +799,8 @@ export async function checkState(
   before: StoreState,
   target: FuzzTarget,
   hits: readonly string[],
-  exactHits: boolean,
+  exactHits: boolean | ExpectedHits,
+  bucket: string,
 ): Promise<void> {
   const after = await storeState(target.events);
   const created =
@@ -658,6 +815,13 @@ export async function checkState(
     if (stored.id !== id) fail("event_id is not the stored event's", request, answer);
     if (!Buffer.from(request.body).equals(Buffer.from(encoder.encode(stored.rawBody))))
       fail("the stored body differs from the signed bytes", request, answer);
+    const by = target.events.lastAuthorizedBy;
+    const key = request.headers.find(([name]) => name.toLowerCase() === "x-api-key")?.[1] ?? "";
+    const signature = request.headers.find(([name]) => name.toLowerCase() === "x-partner-signature")?.[1];
+    if (by === undefined || by.keyHash !== hashApiKey(key, nodeSha256))
+      fail(`authorizedBy names another key: ${JSON.stringify(by?.keyHash)}`, request, answer);
+    if (!signature?.toLowerCase().endsWith(signBody(by.signingSecret, request.body, nodeHmacSha256)))
+      fail("authorizedBy names a secret that did not sign the body", request, answer);
   } else if (
     after.events !== before.events ||
     after.bytes !== before.bytes ||
@@ -672,6 +836,25 @@ export async function checkState(
   const rate = hits.filter((k) => k.startsWith("rate:")).length;
   if (auth + rate > 1 || byKey > auth)
     fail(`the limiter counted ${auth + byKey + rate} hits for one request`, request, answer);
+  const addressKey = `auth:${bucket}`;
+  const elsewhere = hits.find(
+    (k) => k.startsWith("auth:") && !k.startsWith("auth:\u0001") && k !== addressKey,
+  );
+  if (elsewhere !== undefined)
+    fail(
+      `a failure counted in ${JSON.stringify(elsewhere)}, not ${JSON.stringify(addressKey)}`,
+      request,
+      answer,
+    );
+  if (typeof exactHits === "object") {
+    if (auth !== exactHits.auth || byKey !== exactHits.byKey || rate !== exactHits.rate)
+      fail(
+        `limiter hits auth ${auth} (by key ${byKey}), rate ${rate}; expected ${JSON.stringify(exactHits)}`,
+        request,
+        answer,
+      );
+    return;
+  }
   // A HEAD answer has no body to read the code from.
   if (!exactHits || request.method === "HEAD") return;
   const code = outcome.split(" ")[1];
@@ -708,20 +891,48 @@ export async function runInProcess(target: FuzzTarget, request: FuzzRequest, tal
   target.limiter.hits.length = 0;
   const answer = await target.api.handle(toPlainRequest(request));
   const outcome = checkAnswer(request, answer);
-  await checkState(request, answer, outcome, before, target, target.limiter.hits, true);
+  const bucket = (request.client ?? DEFAULT_CLIENT).bucket;
+  await checkState(request, answer, outcome, before, target, target.limiter.hits, true, bucket);
   tally.add(request, outcome);
 }
 
-/** Over a socket to a running server on `port` that serves `target`: raw bytes out, the answer parsed. */
+/** A running server that serves a fuzz target: where to connect, and the bucket its client counts in. */
+export interface Listening {
+  readonly port: number;
+  /** 127.0.0.1 or ::1. */
+  readonly host: string;
+  /** The bucket of the connecting client's address: 127.0.0.1, or ::/64 for ::1. */
+  readonly bucket: string;
+}
+
+/**
+ * A server for `target` on `host` (an ephemeral port), or why it cannot listen there (no IPv6
+ * loopback on this machine: the caller skips that part and says so).
+ * @example const started = await startFuzzServer(target, "::1"); if (typeof started === "string") console.log(started);
+ */
+export async function startFuzzServer(
+  target: FuzzTarget,
+  host: "127.0.0.1" | "::1",
+): Promise<{ server: RunningServer; listening: Listening } | string> {
+  let server: RunningServer;
+  try {
+    server = await startServer({ api: target.api, port: 0, host, log: "none" });
+  } catch (error) {
+    return `cannot listen on ${host}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`;
+  }
+  return { server, listening: { port: server.port, host, bucket: host === "::1" ? "::/64" : host } };
+}
+
+/** Over a socket to a running server that serves `target`: raw bytes out, the answer parsed. */
 export async function runOverSocket(
-  port: number,
+  to: Listening,
   target: FuzzTarget,
   request: FuzzRequest,
   tally: Tally,
 ): Promise<void> {
   const before = await storeState(target.events);
   target.limiter.hits.length = 0;
-  const raw = await exchange(port, toBytes(request));
+  const raw = await exchange(to.port, toBytes(request), to.host);
   const answer = parseResponse(raw, request.method === "HEAD");
   if (answer === undefined) {
     throw new Error(
@@ -729,14 +940,14 @@ export async function runOverSocket(
     );
   }
   const outcome = checkAnswer(request, answer);
-  await checkState(request, answer, outcome, before, target, target.limiter.hits, false);
+  await checkState(request, answer, outcome, before, target, target.limiter.hits, false, to.bucket);
   tally.add(request, outcome);
 }
 
 /** Writes the bytes, half-closes, reads until the server closes (at most 10 s). */
-export function exchange(port: number, bytes: Buffer): Promise<Buffer> {
+export function exchange(port: number, bytes: Buffer, host = "127.0.0.1"): Promise<Buffer> {
   return new Promise((resolve) => {
-    const socket = connect(port, "127.0.0.1");
+    const socket = connect(port, host);
     const chunks: Buffer[] = [];
     const done = () => {
       clearTimeout(timer);
@@ -774,4 +985,477 @@ export function parseResponse(raw: Buffer, head: boolean): Answer | undefined {
     headers,
     body: length === 0 ? null : body.subarray(0, length).toString("utf8"),
   };
+}
+
+// ---------------------------------------------------------------- slow bodies and revocations
+
+/** A sandbox key of the demo partner that no fixture holds: slow-body runs add and revoke it. */
+const FRESH_KEY = generateApiKey("sandbox");
+const FRESH_KEY_HASH = hashApiKey(FRESH_KEY, nodeSha256);
+/** A signing secret no fixture holds: slow-body runs rotate to it and away from it. */
+const FRESH_SECRET = "whsec_fuzzFreshSecretRotatedInMidBodyX";
+
+export type KeyName = "demo" | "fresh";
+export type SecretName = "demo" | "rotated" | "fresh";
+const KEYS: Readonly<Record<KeyName, string>> = { demo: DEMO.sandboxApiKey, fresh: FRESH_KEY };
+const SECRETS: Readonly<Record<SecretName, string>> = {
+  demo: DEMO.signingSecret,
+  rotated: DEMO.rotatedSigningSecret,
+  fresh: FRESH_SECRET,
+};
+
+/** Which of the demo partner's keys and secrets are active: the model's state. */
+interface Credentials {
+  readonly keys: Record<KeyName, boolean>;
+  readonly secrets: Record<SecretName, boolean>;
+}
+
+/** A signed event whose body arrives in pieces. */
+export interface SlowEvent {
+  readonly key: KeyName;
+  readonly signer: SecretName;
+  /** The body is a proper prefix of an event's text: 400 invalid_json once key and signature pass. */
+  readonly truncated: boolean;
+  /** The request, its Idempotency-Key left for the run to add (one of its own). */
+  readonly request: FuzzRequest;
+  /** The body in one to four pieces. */
+  readonly pieces: readonly Uint8Array[];
+}
+
+/** One step of a slow-body run. */
+export type SlowStep =
+  | { readonly kind: "start"; readonly event: number }
+  | { readonly kind: "piece"; readonly event: number; readonly piece: number }
+  | { readonly kind: "key"; readonly key: KeyName; readonly active: boolean }
+  | { readonly kind: "secret"; readonly secret: SecretName; readonly active: boolean }
+  | { readonly kind: "request"; readonly request: FuzzRequest };
+
+/** Slow events, and the order of their heads, their pieces, credential changes and other requests. */
+export interface SlowScenario {
+  readonly events: readonly SlowEvent[];
+  readonly steps: readonly SlowStep[];
+  /** In process, every event's client address (over a socket, the connection's). */
+  readonly client: ClientAddress;
+}
+
+/** `data` without numbers beyond a double's exact integers: the schema accepts it. */
+const slowData = fc.dictionary(
+  fc.string({ maxLength: 8 }),
+  fc.oneof(fc.string({ maxLength: 20 }), fc.integer(), fc.boolean(), fc.constant(null)),
+  { maxKeys: 4 },
+);
+
+/** Generators of a slow event's parts: `slowEventOf` takes any of them in place of its own. */
+export interface SlowEventParts {
+  readonly key: fc.Arbitrary<KeyName>;
+  readonly signer: fc.Arbitrary<SecretName>;
+  readonly truncated: fc.Arbitrary<boolean>;
+  /** Where the body is cut into pieces (taken modulo its length). */
+  readonly cuts: fc.Arbitrary<number[]>;
+}
+
+/**
+ * A signed event (valid, or cut short) whose body is sent in pieces, with the demo key or a
+ * fresh one, signed with the demo, the rotated or a fresh secret.
+ * @example slowEventOf({ signer: fc.constant("fresh") }) // signed with a secret not yet active
+ */
+export function slowEventOf(parts: Partial<SlowEventParts> = {}): fc.Arbitrary<SlowEvent> {
+  return fc
+    .record({
+      body: eventTextOf({
+        type: fc.constantFrom(...validTypes),
+        occurredAt: fc.constantFrom("2026-11-20T10:15:00Z", "2026-11-20T10:15:00.123+05:30"),
+        data: slowData,
+        mutation: fc.constant("none"),
+      }),
+      form: fc.constantFrom("right", "prefixed", "upper"),
+      cutAt: fc.nat(),
+      key: fc.constantFrom<KeyName>("demo", "demo", "demo", "demo", "demo", "fresh"),
+      signer: fc.constantFrom<SecretName>("demo", "demo", "rotated", "rotated", "fresh"),
+      truncated: fc.constantFrom(false, false, false, false, false, true),
+      cuts: fc.array(fc.nat(), { maxLength: 3 }),
+      ...parts,
+    })
+    .map(({ body, form, cutAt, key, signer, truncated, cuts }) => {
+      const text = truncated ? body.text.slice(0, 1 + (cutAt % (body.text.length - 1))) : body.text;
+      const bytes = encoder.encode(text);
+      const sig = signBody(SECRETS[signer], bytes, nodeHmacSha256);
+      const signature = form === "prefixed" ? `sha256=${sig}` : form === "upper" ? sig.toUpperCase() : sig;
+      const at =
+        bytes.length < 2
+          ? []
+          : [...new Set(cuts.map((c) => 1 + (c % (bytes.length - 1))))].sort((a, b) => a - b);
+      const bounds = [0, ...at, bytes.length];
+      return {
+        key,
+        signer,
+        truncated,
+        pieces: bounds.slice(1).map((end, i) => bytes.subarray(bounds[i], end)),
+        request: {
+          method: "POST",
+          target: INBOUND,
+          headers: [
+            ["X-Api-Key", KEYS[key]],
+            ["Content-Type", "application/json"],
+            ["X-Partner-Signature", signature],
+            ["X-Partner-Event", body.type],
+          ],
+          body: bytes,
+          family: "slow-event",
+        },
+      };
+    });
+}
+
+const credentialStep: fc.Arbitrary<SlowStep> = fc.oneof(
+  fc
+    .tuple(fc.constantFrom<KeyName>("demo", "demo", "fresh"), fc.boolean())
+    .map(([key, active]): SlowStep => ({ kind: "key", key, active })),
+  fc
+    .tuple(fc.constantFrom<SecretName>("demo", "rotated", "fresh"), fc.boolean())
+    .map(([secret, active]): SlowStep => ({ kind: "secret", secret, active })),
+);
+
+/** Generators of a slow-body run's parts: `slowScenarioOf` takes any of them in place of its own. */
+export interface SlowScenarioParts {
+  readonly events: fc.Arbitrary<SlowEvent[]>;
+  /** Credential changes and other requests, interleaved with the events' heads and pieces. */
+  readonly actions: fc.Arbitrary<SlowStep[]>;
+  readonly client: fc.Arbitrary<ClientAddress>;
+}
+
+/**
+ * One to three slow events, their heads and pieces interleaved (each event's in order) with one to
+ * four revocations, restorations, rotations to a fresh key or secret, and other generated requests.
+ * @example slowScenarioOf({ actions: fc.constant([]) }) // slow bodies alone
+ */
+export function slowScenarioOf(parts: Partial<SlowScenarioParts> = {}): fc.Arbitrary<SlowScenario> {
+  return fc
+    .record({
+      events: fc.array(slowEventOf(), { minLength: 1, maxLength: 3 }),
+      actions: fc.array(
+        fc.oneof(
+          { weight: 4, arbitrary: credentialStep },
+          { weight: 1, arbitrary: fuzzRequest.map((request): SlowStep => ({ kind: "request", request })) },
+        ),
+        { minLength: 1, maxLength: 4 },
+      ),
+      client: clientAddress,
+      ...parts,
+    })
+    .chain(({ events, actions, client }) => {
+      const owners = [
+        ...events.flatMap((e, i) => new Array<number>(1 + e.pieces.length).fill(i)),
+        ...actions.map((_, j) => -1 - j),
+      ];
+      return fc.array(fc.nat(), { minLength: owners.length, maxLength: owners.length }).map((keys) => {
+        const order = owners.map((owner, n) => ({ owner, key: keys[n]! })).sort((a, b) => a.key - b.key);
+        const next = events.map(() => 0);
+        const steps = order.map(({ owner }): SlowStep => {
+          if (owner < 0) return actions[-1 - owner]!;
+          const n = next[owner]!++;
+          return n === 0 ? { kind: "start", event: owner } : { kind: "piece", event: owner, piece: n - 1 };
+        });
+        return { events, steps, client };
+      });
+    });
+}
+
+/** Sends a slow event: its head, then its body piece by piece. */
+interface SlowChannel {
+  /** Sends the head: "asked" once the core asked for the body, or the answer when it came first. */
+  start(): Promise<"asked" | Answer>;
+  /** Sends one piece of the body; after the last, the answer. */
+  piece(bytes: Uint8Array, last: boolean): Promise<Answer | undefined>;
+  close(): void;
+}
+
+/** In process: `handle()` with a body reader that resolves once every piece is in. */
+function inProcessChannel(target: FuzzTarget, request: FuzzRequest): SlowChannel {
+  const pieces: Uint8Array[] = [];
+  let release: (body: Uint8Array) => void = () => undefined;
+  const arrived = new Promise<Uint8Array>((resolve) => {
+    release = resolve;
+  });
+  let answer: Promise<Answer> | undefined;
+  return {
+    start() {
+      let asked: () => void = () => undefined;
+      const wasAsked = new Promise<"asked">((resolve) => {
+        asked = () => resolve("asked");
+      });
+      const reader = () => {
+        asked();
+        return arrived;
+      };
+      answer = target.api.handle({ ...toPlainRequest(request), body: reader });
+      return Promise.race([wasAsked, answer]);
+    },
+    piece(bytes, last) {
+      pieces.push(bytes);
+      if (!last) return Promise.resolve(undefined);
+      release(new Uint8Array(Buffer.concat(pieces)));
+      return answer ?? Promise.resolve(undefined);
+    },
+    close() {},
+  };
+}
+
+/** Over a socket: the head, then each piece written on its own with a pause after it. */
+function socketChannel(
+  to: Listening,
+  target: FuzzTarget,
+  request: FuzzRequest,
+  idempotencyKey: string,
+): SlowChannel {
+  const whole = toBytes(request);
+  const head = whole.subarray(0, whole.length - request.body.length);
+  const socket = connect(to.port, to.host);
+  socket.setNoDelay(true);
+  const chunks: Buffer[] = [];
+  let settle: (answer: Answer | undefined) => void = () => undefined;
+  const answer = new Promise<Answer | undefined>((resolve) => {
+    settle = resolve;
+  });
+  const timer = setTimeout(() => socket.destroy(), 10_000);
+  socket.on("data", (chunk: Buffer) => {
+    chunks.push(chunk);
+    const parsed = parseResponse(Buffer.concat(chunks), false);
+    if (parsed !== undefined) settle(parsed);
+  });
+  socket.on("error", () => undefined); // writes after an early answer: what arrived is judged
+  socket.on("close", () => {
+    clearTimeout(timer);
+    settle(parseResponse(Buffer.concat(chunks), false));
+  });
+  const answered = answer.then((a) => {
+    if (a === undefined)
+      throw new Error(
+        `no complete HTTP answer over the socket to a slow event (${Buffer.concat(chunks).length} bytes)`,
+      );
+    return a;
+  });
+  return {
+    start() {
+      const asked = new Promise<"asked">((resolve) => {
+        target.bodyAsked.set(idempotencyKey, () => resolve("asked"));
+      });
+      socket.write(head);
+      return Promise.race([asked, answered]).finally(() => target.bodyAsked.delete(idempotencyKey));
+    },
+    async piece(bytes, last) {
+      if (!socket.destroyed) socket.write(bytes);
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      return last ? answered : undefined;
+    },
+    close() {
+      clearTimeout(timer);
+      socket.destroy();
+    },
+  };
+}
+
+/** Puts the model's credentials in the target's stores (the demo partner's keys and secrets). */
+function putCredentials(target: FuzzTarget, credentials: Credentials): void {
+  const { keys, partners } = target.data;
+  const [demoKey, partner] = demoRecords(target);
+  keys.put({ ...demoKey, status: credentials.keys.demo ? "active" : "revoked" });
+  keys.put({
+    keyHash: FRESH_KEY_HASH,
+    partnerId: DEMO.partnerId,
+    environment: "sandbox",
+    status: credentials.keys.fresh ? "active" : "revoked",
+    label: "fuzz: a key added while a body arrives",
+  });
+  const names: SecretName[] = ["demo", "rotated", "fresh"];
+  partners.put({
+    ...partner,
+    signingSecrets: names.filter((n) => credentials.secrets[n]).map((n) => SECRETS[n]),
+  });
+}
+
+/** The demo key's record and the demo partner as the fixtures hold them. */
+function demoRecords(target: FuzzTarget): [ApiKeyRecord, Partner] {
+  const demoHash = hashApiKey(DEMO.sandboxApiKey, nodeSha256);
+  const key = target.data.keyRecords.find((k) => k.keyHash === demoHash);
+  const partner = target.data.partnerList.find((p) => p.id === DEMO.partnerId);
+  if (key === undefined || partner === undefined)
+    throw new Error("the fixtures lack the demo key or partner");
+  const secrets = partner.signingSecrets;
+  if (secrets.length !== 2 || secrets[0] !== DEMO.signingSecret || secrets[1] !== DEMO.rotatedSigningSecret)
+    throw new Error("the model expects the demo partner's secrets to be the demo and the rotated one");
+  return [key, partner];
+}
+
+/** The answer the model predicts for a slow event whose body completes now, and why. */
+function predict(credentials: Credentials, event: SlowEvent): [string, string] {
+  if (!credentials.keys[event.key]) return ["401 invalid_api_key", "key-revoked-meanwhile"];
+  if (!credentials.secrets[event.signer]) return ["401 invalid_signature", "secret-revoked-meanwhile"];
+  if (event.truncated) return ["400 invalid_json", "truncated"];
+  return [
+    "200",
+    event.signer === "demo" && event.key === "demo"
+      ? "accepted"
+      : `accepted-${event.key}-key-${event.signer}-secret`,
+  ];
+}
+
+let slowRuns = 0;
+
+/**
+ * Runs one slow-body scenario, in process or (`to`) over a socket, step by step: a head is sent
+ * and the run waits until the core asks for its body (or answers: a key revoked before the head is
+ * refused then, and counted as a failure); the last piece of a body is sent and its answer awaited
+ * before the next step. Each answer must be the model's exactly, with every check of the other
+ * runs; a refusal after the body counts nothing in the limiter. The fixtures' credentials are put
+ * back at the end.
+ * @throws Error naming the event, the answer and the model's expectation when one differs.
+ */
+export async function runSlowScenario(
+  target: FuzzTarget,
+  scenario: SlowScenario,
+  tally: Tally,
+  to?: Listening,
+): Promise<void> {
+  const credentials: Credentials = {
+    keys: { demo: true, fresh: false },
+    secrets: { demo: true, rotated: true, fresh: false },
+  };
+  const run = slowRuns++;
+  const keys = scenario.events.map((_, i) => `slow-body:${run}:${i}:`.padEnd(48, "."));
+  const requests = scenario.events.map(
+    (event, i): FuzzRequest => ({
+      ...event.request,
+      headers: [...event.request.headers, ["Idempotency-Key", keys[i]!]],
+      client: scenario.client,
+    }),
+  );
+  const bucket = to?.bucket ?? scenario.client.bucket;
+  const channels: SlowChannel[] = [];
+  const refusedAtStart = new Set<number>();
+  try {
+    for (const step of scenario.steps) {
+      switch (step.kind) {
+        case "key":
+          credentials.keys[step.key] = step.active;
+          putCredentials(target, credentials);
+          break;
+        case "secret":
+          credentials.secrets[step.secret] = step.active;
+          putCredentials(target, credentials);
+          break;
+        case "request":
+          if (to === undefined) await runInProcess(target, step.request, tally);
+          else await runOverSocket(to, target, step.request, tally);
+          break;
+        case "start": {
+          const event = scenario.events[step.event]!;
+          const request = requests[step.event]!;
+          const channel =
+            to === undefined
+              ? inProcessChannel(target, request)
+              : socketChannel(to, target, request, keys[step.event]!);
+          channels[step.event] = channel;
+          const before = await storeState(target.events);
+          target.limiter.hits.length = 0;
+          const started = await channel.start();
+          const usable = credentials.keys[event.key];
+          if (started === "asked") {
+            const hits = target.limiter.hits;
+            if (!usable || hits.length !== 1 || !hits[0]!.startsWith("rate:"))
+              throw new Error(
+                `the core asked for a slow event's body (key ${event.key} ${usable ? "active" : "revoked"}) after limiter hits ${JSON.stringify(hits)}; expected ${usable ? "one rate hit" : "a 401 before the body"}\nscenario: ${describe(scenario)}`,
+              );
+            break;
+          }
+          const outcome = checkAnswer(request, started);
+          if (usable || outcome !== "401 invalid_api_key")
+            fail(
+              `answered ${outcome} before its body; the model expected ${usable ? "the body to be read" : "401 invalid_api_key"}\nscenario: ${describe(scenario)}`,
+              request,
+              started,
+            );
+          await checkState(request, started, outcome, before, target, target.limiter.hits, true, bucket);
+          tally.add({ ...request, family: "slow-event:key-revoked-before-head" }, outcome);
+          refusedAtStart.add(step.event);
+          break;
+        }
+        case "piece": {
+          const event = scenario.events[step.event]!;
+          const request = requests[step.event]!;
+          const channel = channels[step.event]!;
+          const last = step.piece === event.pieces.length - 1 && !refusedAtStart.has(step.event);
+          const before = await storeState(target.events);
+          target.limiter.hits.length = 0;
+          const answer = await channel.piece(event.pieces[step.piece]!, last);
+          if (!last) break;
+          if (answer === undefined)
+            throw new Error(`no answer to a slow event\nscenario: ${describe(scenario)}`);
+          const [expected, why] = predict(credentials, event);
+          const outcome = checkAnswer(request, answer);
+          if (outcome !== expected)
+            fail(
+              `answered ${outcome}; the model expected ${expected} (${why}; active when the body completed: ${JSON.stringify(credentials)})\nscenario: ${describe(scenario)}`,
+              request,
+              answer,
+            );
+          const none = { auth: 0, byKey: 0, rate: 0 };
+          await checkState(request, answer, outcome, before, target, target.limiter.hits, none, bucket);
+          if (outcome === "200" && target.events.lastAuthorizedBy?.signingSecret !== SECRETS[event.signer])
+            fail(`authorizedBy does not name the ${event.signer} secret that signed`, request, answer);
+          tally.add({ ...request, family: `slow-event:${why}` }, outcome);
+          break;
+        }
+      }
+    }
+  } finally {
+    for (const channel of channels) channel?.close();
+    const [demoKey, partner] = demoRecords(target);
+    target.data.keys.put(demoKey);
+    target.data.keys.put({
+      keyHash: FRESH_KEY_HASH,
+      partnerId: DEMO.partnerId,
+      environment: "sandbox",
+      status: "revoked",
+    });
+    target.data.partners.put(partner);
+  }
+}
+
+/** The scenario's steps in one line, for a failure's message. */
+function describe(scenario: SlowScenario): string {
+  const events = scenario.events.map(
+    (e, i) =>
+      `#${i} key ${e.key}, signed ${e.signer}${e.truncated ? ", truncated" : ""}, ${e.pieces.length} pieces`,
+  );
+  const steps = scenario.steps.map((s) =>
+    s.kind === "start"
+      ? `head #${s.event}`
+      : s.kind === "piece"
+        ? `piece ${s.piece} of #${s.event}`
+        : s.kind === "request"
+          ? `${s.request.method} ${s.request.target.slice(0, 40)}`
+          : `${s.kind} ${s.kind === "key" ? s.key : s.secret} ${s.active ? "active" : "revoked"}`,
+  );
+  return `[${events.join("; ")}] from ${scenario.client.address}: ${steps.join(" → ")}`;
+}
+
+/** One step of a fuzz run: a generated request, or now and then a slow-body run. */
+export type FuzzStep = { readonly request: FuzzRequest } | { readonly slow: SlowScenario };
+
+/** What both runs draw from: mostly requests, one in 31 a slow-body run. */
+export const fuzzStep: fc.Arbitrary<FuzzStep> = fc.oneof(
+  { weight: 30, arbitrary: fuzzRequest.map((request) => ({ request })) },
+  { weight: 1, arbitrary: slowScenarioOf().map((slow) => ({ slow })) },
+);
+
+/**
+ * Runs one step in process, or (`to`) over a socket to a server that serves `target`.
+ * @example await runStep(target, step, tally); await runStep(target, step, tally, listening);
+ */
+export function runStep(target: FuzzTarget, step: FuzzStep, tally: Tally, to?: Listening): Promise<void> {
+  if ("slow" in step) return runSlowScenario(target, step.slow, tally, to);
+  return to === undefined
+    ? runInProcess(target, step.request, tally)
+    : runOverSocket(to, target, step.request, tally);
 }
