@@ -145,6 +145,7 @@ async function serve(config: ServeConfig): Promise<void> {
     prices: chain?.prices ?? stores.prices,
     bodyLimitBytes: config.bodyLimitBytes,
     rateLimitQuota: config.rateLimitQuota,
+    ipv6PrefixLength: config.connections.ipv6PrefixLength,
     log: config.log,
   });
   let server: Awaited<ReturnType<typeof startServer>>;

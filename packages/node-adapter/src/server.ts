@@ -71,6 +71,8 @@ export interface NodeApiOptions {
   readonly bodyLimitBytes?: number | undefined;
   /** Overrides every partner's per-minute quota (QA and load runs); the limiter still runs. */
   readonly rateLimitQuota?: number | undefined;
+  /** Leading bits of an IPv6 client address counted as one in the failed-auth limit; default 64. */
+  readonly ipv6PrefixLength?: number | undefined;
   /** Default: the fixtures' products (e.g. `ChainMetricsProductSource` for metrics from chain). */
   readonly products?: ProductSource | undefined;
   /** Default: the fixtures' vault states (e.g. `EvmPositionSource` for positions from chain). */
@@ -116,6 +118,7 @@ export function createNodePartnerApi(options: NodeApiOptions = {}): PartnerApi {
     sha256: nodeSha256,
     bodyLimitBytes: options.bodyLimitBytes,
     rateLimitOverride: options.rateLimitQuota,
+    ipv6PrefixLength: options.ipv6PrefixLength,
     events: options.events,
     rateLimiter: options.rateLimiter,
     basePath: options.basePath,

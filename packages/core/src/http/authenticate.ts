@@ -21,7 +21,14 @@ import type { PlainRequest } from "./plain-request.js";
 
 type AuthDependencies = Pick<
   ApiDependencies,
-  "environment" | "rateLimiter" | "sha256" | "failedAuthPerMinute" | "keyHashes" | "keys" | "partners"
+  | "environment"
+  | "rateLimiter"
+  | "sha256"
+  | "failedAuthPerMinute"
+  | "addressBucket"
+  | "keyHashes"
+  | "keys"
+  | "partners"
 >;
 
 /** The window of the failed-authentication limit. */
@@ -47,14 +54,15 @@ export function usableKey(
 export async function refuseKey(
   hash: string | ApiError,
   clientAddress: string | undefined,
-  deps: Pick<AuthDependencies, "rateLimiter" | "failedAuthPerMinute">,
+  deps: Pick<AuthDependencies, "rateLimiter" | "failedAuthPerMinute" | "addressBucket">,
 ): Promise<never> {
   const refusal = typeof hash === "string" ? unknownKeyError() : hash;
   if (refusal.code !== "missing_api_key") {
     // Counting is one atomic hit per bucket: a failure past the limit is 429 even when many
     // arrive at once on several instances (a shared limiter such as Redis).
     const limit = deps.failedAuthPerMinute;
-    let byAddress = deps.rateLimiter.hit(failedAuthKey(clientAddress), limit, FAILED_AUTH_WINDOW_MS);
+    const address = clientAddress === undefined ? undefined : deps.addressBucket(clientAddress);
+    let byAddress = deps.rateLimiter.hit(failedAuthKey(address), limit, FAILED_AUTH_WINDOW_MS);
     if (isPromiseLike(byAddress)) byAddress = await byAddress;
     let byKey =
       typeof hash === "string"
@@ -83,7 +91,7 @@ let lastAddress: string | undefined;
 let lastAddressKey = `${FAILED_AUTH_KEY_PREFIX}\u0000unknown`;
 
 /**
- * The limiter key of a client address. Requests without one (an adapter that cannot tell) share
+ * The limiter key of a client address (its bucket: `addressBucket`). Requests without one (an adapter that cannot tell) share
  * ONE bucket, never none: a NUL cannot occur in an address, so no client can take that bucket's key.
  */
 export function failedAuthKey(clientAddress: string | undefined): string {

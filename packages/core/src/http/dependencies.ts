@@ -16,6 +16,7 @@ import type { PriceSource } from "../stores/price-source.js";
 import type { ProductRecord, ProductSource } from "../stores/product-source.js";
 import { MemoryRateLimiter, type RateLimiter } from "../stores/rate-limiter.js";
 import { DEFAULT_BASE_PATH, parseBasePath } from "./base-path.js";
+import { addressBucket } from "./client-bucket.js";
 import type { ErrorHook, PartnerApiOptions } from "./partner-api-options.js";
 import { productJsonCache } from "./product-resource.js";
 
@@ -34,6 +35,8 @@ export interface ApiDependencies {
   readonly sha256: (data: Uint8Array) => Uint8Array;
   readonly bodyLimitBytes: number;
   readonly failedAuthPerMinute: number;
+  /** The failed-authentication limit's bucket of a client address (`addressBucket`). */
+  readonly addressBucket: (clientAddress: string) => string;
   readonly onError: ErrorHook | undefined;
   /** Keys that passed the shape and environment checks → their stored hash (authentication). */
   readonly keyHashes: KeyHashCache;
@@ -82,6 +85,7 @@ export function resolveDependencies(
     sha256: options.sha256 ?? nobleSha256,
     bodyLimitBytes: options.bodyLimitBytes ?? 65_536,
     failedAuthPerMinute: options.failedAuthPerMinute ?? 30,
+    addressBucket: bucketsOf(options.ipv6PrefixLength),
     onError: options.onError,
     keyHashes: new KeyHashCache(),
     quotaOf: (partner) =>
@@ -131,4 +135,14 @@ function sameStrings(a: readonly string[], b: readonly string[]): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
+}
+
+/**
+ * `addressBucket` with the prefix length checked once (a RangeError at construction, not at the
+ * first IPv6 request).
+ */
+function bucketsOf(ipv6PrefixLength: number | undefined): (clientAddress: string) => string {
+  const options = { ipv6PrefixLength };
+  addressBucket("::", options);
+  return (clientAddress) => addressBucket(clientAddress, options);
 }

@@ -58,6 +58,11 @@ export interface PartnerApiOptions {
   readonly bodyLimitBytes?: number | undefined;
   /** Failed authentications allowed per client address per minute; default 30 (CONTRACT §4). */
   readonly failedAuthPerMinute?: number | undefined;
+  /**
+   * Leading bits of an IPv6 client address that count as one address in the failed-authentication
+   * limit (`addressBucket`), 1 to 128; default 64: one customer is often given a whole /64.
+   */
+  readonly ipv6PrefixLength?: number | undefined;
   /** Requests per rolling minute when a partner sets none; default production 1000, sandbox 100. */
   readonly defaultRateLimits?: Readonly<Record<Environment, number>> | undefined;
   /** Overrides every partner's per-minute quota (QA and load runs); the limiter still runs. */

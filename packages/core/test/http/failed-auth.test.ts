@@ -68,3 +68,35 @@ describe("failed authentication: per address and per key, never against a usable
     assert.deepEqual(await codeOf(api, get(DEMO.productionApiKey, "192.0.2.99")), [429, "rate_limited"]);
   });
 });
+
+describe("failed authentication: an IPv6 client counts by its /64 (or the prefix configured)", () => {
+  test("guesses from addresses of one /64 share one count; another /64 has its own", async () => {
+    const api = setup();
+    const statuses: number[] = [];
+    for (let i = 0; i < LIMIT + 1; i++)
+      statuses.push(
+        (await codeOf(api, get(generateApiKey("sandbox"), `2001:db8:1:2::${(i + 1).toString(16)}`)))[0],
+      );
+    assert.deepEqual(statuses, [...Array(LIMIT).fill(401), 429]);
+    assert.deepEqual(await codeOf(api, get(generateApiKey("sandbox"), "2001:db8:1:3::1")), [
+      401,
+      "invalid_api_key",
+    ]);
+  });
+
+  test("with ipv6PrefixLength 128 each address counts on its own; a bad length is refused", async () => {
+    const api = createPartnerApi({
+      environment: "sandbox",
+      ...loadSandbox(),
+      failedAuthPerMinute: LIMIT,
+      ipv6PrefixLength: 128,
+      rateLimiter: new MemoryRateLimiter(),
+    });
+    for (let i = 0; i < LIMIT + 1; i++)
+      assert.equal((await codeOf(api, get(generateApiKey("sandbox"), `2001:db8::${i + 1}`)))[0], 401);
+    assert.throws(
+      () => createPartnerApi({ environment: "sandbox", ...loadSandbox(), ipv6PrefixLength: 0 }),
+      RangeError,
+    );
+  });
+});
