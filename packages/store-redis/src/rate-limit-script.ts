@@ -49,6 +49,48 @@ export const RATE_LIMIT_SCRIPT = `
 ${NOW}${windowOn("KEYS[1]", "KEYS[2]")}`;
 
 /**
+ * N hits of a partner's quota at once, decided as N hits one after the other at the same instant:
+ * the first `limit - used` are counted, the rest refused. What the instances' concurrent requests
+ * for one partner cost is then one script run, not one each (`RedisRateLimiter` coalesces the
+ * hits of one key made in the same turn of the event loop).
+ *
+ * KEYS as RATE_LIMIT_SCRIPT; ARGV: limit, window (ms), n (≥ 1), now (ms; negative: Redis's clock).
+ * Returns {counted, used, oldestWait, refusedWait}: the hits counted (the first ones), the hits in
+ * the window before them, the milliseconds until the oldest hit leaves (after them), and until
+ * the hit a refused one waits for leaves.
+ */
+export const RATE_LIMIT_MANY_SCRIPT = `
+${NOW}local n = tonumber(ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+local used = redis.call('ZCARD', KEYS[1])
+local counted = limit - used
+if counted > n then counted = n end
+if counted < 0 then counted = 0 end
+if counted > 0 then
+  local last = redis.call('INCRBY', KEYS[2], counted)
+  local args = {}
+  for i = 1, counted do
+    args[#args + 1] = now
+    args[#args + 1] = now .. ':' .. (last - counted + i)
+  end
+  redis.call('ZADD', KEYS[1], unpack(args))
+  redis.call('PEXPIRE', KEYS[1], window)
+  redis.call('PEXPIRE', KEYS[2], window)
+end
+local total = used + counted
+local oldestWait = 0
+if total > 0 then
+  local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  oldestWait = tonumber(oldest[2]) + window - now
+end
+local refusedWait = 0
+if counted < n and total >= limit then
+  local leaving = redis.call('ZRANGE', KEYS[1], total - limit, total - limit, 'WITHSCORES')
+  if leaving[2] then refusedWait = tonumber(leaving[2]) + window - now end
+end
+return {counted, used, oldestWait, refusedWait}`;
+
+/**
  * The same window for a failed-authentication key (\`auth:\` + an address bucket), whose number
  * is bounded as in \`MemoryRateLimiter\`: an index of the keys with hits in the window (a sorted set,
  * score = when the key's last hit leaves the window) holds at most ARGV[5] of them; a key not in

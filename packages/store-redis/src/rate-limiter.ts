@@ -1,7 +1,9 @@
 /**
  * A `RateLimiter` on Redis, shared by every instance: the exact rolling window of CONTRACT §7 (and
  * the failed-authentication limit of §4), one atomic Lua script per decision, with the same
- * decisions and headers as `MemoryRateLimiter`. Each counted hit is one sorted-set member, so a
+ * decisions and headers as `MemoryRateLimiter`. The hits of one partner's quota made in the same
+ * turn of the event loop (the requests a server reads together) share one script run, which
+ * decides them as if they came one after the other. Each counted hit is one sorted-set member, so a
  * key holds at most `limit` members and expires with its last hit. Failed-authentication keys
  * are bounded in number as in memory (`maxFailedAuthAddresses`, one shared overflow key past it).
  */
@@ -14,7 +16,7 @@ import {
   StoreUnavailableError,
 } from "@partner-yield/core";
 import { Redis } from "ioredis";
-import { FAILED_AUTH_SCRIPT, RATE_LIMIT_SCRIPT } from "./rate-limit-script.js";
+import { FAILED_AUTH_SCRIPT, RATE_LIMIT_MANY_SCRIPT, RATE_LIMIT_SCRIPT } from "./rate-limit-script.js";
 
 /** Seconds a client is asked to wait when Redis cannot answer. */
 export const RETRY_AFTER_SECONDS = 1;
@@ -82,6 +84,14 @@ export interface RedisRateLimiterOptions {
 }
 
 type ScriptReply = [allowed: number, counted: number, waitMs: number];
+type ManyReply = [counted: number, used: number, oldestWaitMs: number, refusedWaitMs: number];
+
+/** Hits of one key waiting for the script run they share. */
+interface PendingHits {
+  readonly limit: number;
+  readonly windowMs: number;
+  readonly waiters: { resolve: (decision: RateDecision) => void; reject: (error: unknown) => void }[];
+}
 
 type WithScript = Redis & {
   partnerYieldFailedAuth(
@@ -105,6 +115,14 @@ type WithScript = Redis & {
     count: "0" | "1",
     now: number,
   ): Promise<ScriptReply>;
+  partnerYieldRateLimitMany(
+    zset: string,
+    sequence: string,
+    limit: number,
+    windowMs: number,
+    n: number,
+    now: number,
+  ): Promise<ManyReply>;
 };
 
 /**
@@ -119,11 +137,15 @@ export class RedisRateLimiter implements RateLimiter {
   readonly #prefix: string;
   readonly #now: (() => number) | undefined;
   readonly #maxAuthKeys: number;
+  /** Partner-quota hits of this turn, by key, in the order made. */
+  #pending = new Map<string, PendingHits>();
 
   constructor(options: RedisRateLimiterOptions) {
     const redis = options.redis as WithScript;
     if (typeof redis.partnerYieldRateLimit !== "function")
       redis.defineCommand("partnerYieldRateLimit", { numberOfKeys: 2, lua: RATE_LIMIT_SCRIPT });
+    if (typeof redis.partnerYieldRateLimitMany !== "function")
+      redis.defineCommand("partnerYieldRateLimitMany", { numberOfKeys: 2, lua: RATE_LIMIT_MANY_SCRIPT });
     if (typeof redis.partnerYieldFailedAuth !== "function")
       redis.defineCommand("partnerYieldFailedAuth", { numberOfKeys: 5, lua: FAILED_AUTH_SCRIPT });
     this.#maxAuthKeys = options.maxFailedAuthAddresses ?? DEFAULT_MAX_FAILED_AUTH_ADDRESSES;
@@ -136,7 +158,21 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   hit(key: string, limit: number, windowMs: number): Promise<RateDecision> {
-    return this.#decide(key, limit, windowMs, "1");
+    if (key.startsWith(FAILED_AUTH_KEY_PREFIX)) return this.#decide(key, limit, windowMs, "1");
+    let pending = this.#pending.get(key);
+    if (pending !== undefined && (pending.limit !== limit || pending.windowMs !== windowMs)) {
+      // Another limit for the same key in the same turn (a quota changed mid-flight): alone.
+      return this.#decide(key, limit, windowMs, "1");
+    }
+    if (pending === undefined) {
+      pending = { limit, windowMs, waiters: [] };
+      this.#pending.set(key, pending);
+      if (this.#pending.size === 1) queueMicrotask(this.#flush);
+    }
+    const waiters = pending.waiters;
+    return new Promise((resolve, reject) => {
+      waiters.push({ resolve, reject });
+    });
   }
 
   peek(key: string, limit: number, windowMs: number): Promise<RateDecision> {
@@ -156,6 +192,51 @@ export class RedisRateLimiter implements RateLimiter {
     if (!this.#owns) return;
     if (this.#redis.status === "ready") await this.#redis.quit().catch(() => this.#redis.disconnect());
     else this.#redis.disconnect();
+  }
+
+  /** Sends this turn's partner-quota hits: one script run per key, in the order first hit. */
+  readonly #flush = (): void => {
+    const batch = this.#pending;
+    this.#pending = new Map();
+    for (const [key, pending] of batch) void this.#decideMany(key, pending);
+  };
+
+  /** Decides `pending.waiters.length` hits of `key` at once, in the order they were made. */
+  async #decideMany(key: string, pending: PendingHits): Promise<void> {
+    const { limit, windowMs, waiters } = pending;
+    const now = this.#now === undefined ? -1 : this.#now();
+    const base = `${this.#prefix}{${key}}`;
+    let reply: ManyReply;
+    try {
+      reply = await this.#redis.partnerYieldRateLimitMany(
+        base,
+        `${base}:seq`,
+        limit,
+        windowMs,
+        waiters.length,
+        now,
+      );
+    } catch (error) {
+      const failure = unavailable("rate-limit decision", error);
+      for (const waiter of waiters) waiter.reject(failure);
+      return;
+    }
+    const [counted, used, oldestWaitMs, refusedWaitMs] = reply.map(Number) as ManyReply;
+    const resetSeconds = Math.max(1, Math.ceil(oldestWaitMs / 1000));
+    const retry = Math.max(1, Math.ceil(refusedWaitMs / 1000));
+    for (const [i, waiter] of waiters.entries()) {
+      waiter.resolve(
+        i < counted
+          ? {
+              allowed: true,
+              limit,
+              remaining: Math.max(0, limit - (used + i + 1)),
+              resetSeconds,
+              retryAfterSeconds: 0,
+            }
+          : { allowed: false, limit, remaining: 0, resetSeconds: retry, retryAfterSeconds: retry },
+      );
+    }
   }
 
   async #decide(key: string, limit: number, windowMs: number, count: "0" | "1"): Promise<RateDecision> {

@@ -1,8 +1,10 @@
 /**
- * One round trip per rate-limit decision: the limiter's client sends Redis exactly one command per
- * `hit` or `peek` (the script, as EVAL the first time on a connection and EVALSHA after), and the
- * clock and the expiries are read and set inside the script, never as TIME or PEXPIRE calls of
- * their own. Seen from Redis, through MONITOR, so it holds whatever the client library does.
+ * At most one round trip per rate-limit decision: the limiter's client sends Redis exactly one
+ * command per `hit` or `peek` made alone, and one for all the hits of one key made in the same turn
+ * (each script as EVAL the first time on a connection and EVALSHA after); the clock and the
+ * expiries are read and set inside the script, never as TIME or PEXPIRE calls of their own. Seen
+ * from Redis, through MONITOR, so it holds whatever the client library does. The hits sharing a
+ * command get the answers they would get one after the other.
  */
 import assert from "node:assert/strict";
 import { uniqueTag } from "@partner-yield/core/testing";
@@ -33,16 +35,53 @@ describe("RedisRateLimiter round trips", () => {
         });
       });
       const limiter = new RedisRateLimiter({ redis, keyPrefix: prefix });
-      // One after the other, then 20 at once (auto-pipelined), then peeks and a refusal.
-      for (let i = 0; i < 5; i++) await limiter.hit("partner-a", 3, 60_000);
-      await Promise.all(Array.from({ length: 20 }, () => limiter.hit("partner-b", 100, 60_000)));
+      // One after the other (the last two refused), then 20 at once in one turn (one command),
+      // then 6 at once over a limit of 4, then peeks.
+      const alone = [];
+      for (let i = 0; i < 5; i++) alone.push(await limiter.hit("partner-a", 3, 60_000));
+      assert.deepEqual(
+        alone.map((d) => [d.allowed, d.remaining]),
+        [
+          [true, 2],
+          [true, 1],
+          [true, 0],
+          [false, 0],
+          [false, 0],
+        ],
+      );
+      const together = await Promise.all(
+        Array.from({ length: 20 }, () => limiter.hit("partner-b", 100, 60_000)),
+      );
+      assert.deepEqual(
+        together.map((d) => d.remaining),
+        Array.from({ length: 20 }, (_, i) => 99 - i),
+        "in the order they were made, as one after the other",
+      );
+      assert.ok(together.every((d) => d.allowed && d.resetSeconds === 60));
+      const over = await Promise.all(Array.from({ length: 6 }, () => limiter.hit("partner-d", 4, 60_000)));
+      assert.deepEqual(
+        over.map((d) => [d.allowed, d.remaining, d.retryAfterSeconds]),
+        [
+          [true, 3, 0],
+          [true, 2, 0],
+          [true, 1, 0],
+          [true, 0, 0],
+          [false, 0, 60],
+          [false, 0, 60],
+        ],
+      );
       await limiter.peek("partner-a", 3, 60_000);
       await limiter.peek("partner-c", 3, 60_000);
       await redis.echo(marker);
       await seenMarker;
-      assert.equal(fromUs.length, 27, JSON.stringify(fromUs.map((a) => a[0])));
+      assert.equal(fromUs.length, 9, JSON.stringify(fromUs.map((a) => a[0])));
       for (const args of fromUs) assert.match(args[0]!.toLowerCase(), /^(eval|evalsha)$/);
-      assert.equal(fromUs.filter((a) => a[0]!.toLowerCase() === "eval").length, 1, "the script is sent once");
+      // Two scripts: the hits' (alone or together) and the peeks'.
+      assert.equal(
+        fromUs.filter((a) => a[0]!.toLowerCase() === "eval").length,
+        2,
+        "each script is sent once",
+      );
       assert.ok(fromScripts.includes("pexpire"), "the expiries are set by the script");
       await deleteKeys(redis, prefix);
     } finally {
