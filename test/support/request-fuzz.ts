@@ -1310,6 +1310,7 @@ let slowRuns = 0;
  * runs; a refusal after the body counts nothing in the limiter. The fixtures' credentials are put
  * back at the end.
  * @throws Error naming the event, the answer and the model's expectation when one differs.
+ * @example await runSlowScenario(target, fc.sample(slowScenarioOf(), 1)[0]!, new Tally());
  */
 export async function runSlowScenario(
   target: FuzzTarget,
