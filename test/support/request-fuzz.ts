@@ -29,7 +29,6 @@ import fc from "fast-check";
 import {
   type ApiKeyRecord,
   type AppendResult,
-  addressBucket,
   createPartnerApi,
   ERRORS,
   type ErrorCode,
@@ -657,9 +656,8 @@ export function toPlainRequest(request: FuzzRequest): PlainRequest {
     query: q < 0 ? undefined : request.target.slice(q + 1),
     headers,
     body: request.body,
-    // As the node server hands it over: its connection guard gives the core the address's bucket
-    // (addressBucket); the core counts failures by the address it is given.
-    clientAddress: addressBucket((request.client ?? DEFAULT_CLIENT).address),
+    // As the socket reports it: the core counts a failure in the address's bucket (its /64).
+    clientAddress: (request.client ?? DEFAULT_CLIENT).address,
   };
 }
 
