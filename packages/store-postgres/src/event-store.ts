@@ -68,6 +68,9 @@ select null, partner_id, environment, idempotency_key,
   case when not key_ok then 'api_key' else 'signing_secret' end
 from checked where not (key_ok and secret_ok)`;
 
+/** The insert's prepared-statement name (per connection; the text's hash keeps versions apart). */
+const INSERT_NAME = `partner-yield-append-${hashText(INSERT)}`;
+
 const FIND = `select ${COLUMNS} from events where partner_id = $1 and environment = $2 and idempotency_key = $3`;
 
 /** The holders of several keys at once. */
@@ -204,7 +207,8 @@ export class PostgresEventStore implements EventStore {
       revoked: "api_key" | "signing_secret" | null;
     }>;
     try {
-      inserted = await this.#pool.query(INSERT, columnsOf(firsts));
+      // A named statement: each connection parses and plans it once, then gets only the values.
+      inserted = await this.#pool.query({ name: INSERT_NAME, text: INSERT, values: columnsOf(firsts) });
     } catch (error) {
       if (firsts.length > 1 && isDataError(error)) {
         // One event the database refuses must not fail the others: each key on its own, as alone.
@@ -432,4 +436,14 @@ function holdsUnstorable(value: unknown, depth: number): boolean {
     if (UNSTORABLE.test(key) || holdsUnstorable(v, depth + 1)) return true;
   }
   return false;
+}
+
+/** A short, stable name for a statement's text (FNV-1a, 32 bits, hex). */
+function hashText(text: string): string {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash.toString(16).padStart(8, "0");
 }

@@ -23,9 +23,10 @@ function countingStore(options: PostgresEventStoreOptions = {}): {
 } {
   const statements: string[] = [];
   const pool = {
-    query: (text: string, values?: unknown[]) => {
-      statements.push(text);
-      return db!.pool.query(text, values);
+    query: (text: string | pg.QueryConfig, values?: unknown[]) => {
+      // The insert is a named statement (a config object); the reads are plain text.
+      statements.push(typeof text === "string" ? text : text.text);
+      return typeof text === "string" ? db!.pool.query(text, values) : db!.pool.query(text);
     },
     connect: () => db!.pool.connect(),
   } as unknown as pg.Pool;
