@@ -2,8 +2,8 @@
  * A `RateLimiter` on Redis, shared by every instance: the exact rolling window of CONTRACT §7 (and
  * the failed-authentication limit of §4), one atomic Lua script per decision, with the same
  * decisions and headers as `MemoryRateLimiter`. The hits of one partner's quota made in the same
- * turn of the event loop (the requests a server reads together) share one script run, which
- * decides them as if they came one after the other. Each counted hit is one sorted-set member, so a
+ * turn of the event loop (the requests a server reads together), or while that key's previous run
+ * is in flight, share one script run, which decides them as if they came one after the other. Each counted hit is one sorted-set member, so a
  * key holds at most `limit` members and expires with its last hit. Failed-authentication keys
  * are bounded in number as in memory (`maxFailedAuthAddresses`, one shared overflow key past it).
  */
@@ -137,8 +137,11 @@ export class RedisRateLimiter implements RateLimiter {
   readonly #prefix: string;
   readonly #now: (() => number) | undefined;
   readonly #maxAuthKeys: number;
-  /** Partner-quota hits of this turn, by key, in the order made. */
-  #pending = new Map<string, PendingHits>();
+  /** Partner-quota hits not yet sent, by key, in the order made. */
+  readonly #pending = new Map<string, PendingHits>();
+  /** Keys with a script run in flight: their new hits wait for its answer, then go together. */
+  readonly #busy = new Set<string>();
+  #scheduled = false;
 
   constructor(options: RedisRateLimiterOptions) {
     const redis = options.redis as WithScript;
@@ -167,7 +170,10 @@ export class RedisRateLimiter implements RateLimiter {
     if (pending === undefined) {
       pending = { limit, windowMs, waiters: [] };
       this.#pending.set(key, pending);
-      if (this.#pending.size === 1) queueMicrotask(this.#flush);
+      if (!this.#scheduled && !this.#busy.has(key)) {
+        this.#scheduled = true;
+        queueMicrotask(this.#flush);
+      }
     }
     const waiters = pending.waiters;
     return new Promise((resolve, reject) => {
@@ -194,12 +200,36 @@ export class RedisRateLimiter implements RateLimiter {
     else this.#redis.disconnect();
   }
 
-  /** Sends this turn's partner-quota hits: one script run per key, in the order first hit. */
+  /**
+   * Sends the waiting partner-quota hits: one script run per key, in the order first hit. A key
+   * with a run in flight keeps its hits until that run answers (`#send`): under load the hits of
+   * several turns then share one run, and one key never has two runs racing each other.
+   */
   readonly #flush = (): void => {
-    const batch = this.#pending;
-    this.#pending = new Map();
-    for (const [key, pending] of batch) void this.#decideMany(key, pending);
+    this.#scheduled = false;
+    for (const [key, pending] of this.#pending) {
+      if (this.#busy.has(key)) continue;
+      this.#pending.delete(key);
+      this.#send(key, pending);
+    }
   };
+
+  #send(key: string, pending: PendingHits): void {
+    this.#busy.add(key);
+    void this.#decideMany(key, pending)
+      .catch((error: unknown) => {
+        // Not Redis failing (that is settled in #decideMany) but this code: no hit hangs.
+        const failure = unavailable("rate-limit decision", error);
+        for (const waiter of pending.waiters) waiter.reject(failure);
+      })
+      .then(() => {
+        this.#busy.delete(key);
+        const next = this.#pending.get(key);
+        if (next === undefined) return;
+        this.#pending.delete(key);
+        this.#send(key, next);
+      });
+  }
 
   /** Decides `pending.waiters.length` hits of `key` at once, in the order they were made. */
   async #decideMany(key: string, pending: PendingHits): Promise<void> {
