@@ -123,9 +123,9 @@ export type { Accepted, Refused, Result } from "./result.js";
 export { accept, refuse, unwrap } from "./result.js";
 export {
   type AppendResult,
-  type EventCredentials,
   DEFAULT_MAX_EVENT_BYTES,
   DEFAULT_MAX_EVENTS,
+  type EventCredentials,
   type EventStore,
   eventMemoryBytes,
   MemoryEventStore,
