@@ -396,6 +396,8 @@ export function createListener(api: ListenerTarget, options: ListenerOptions = {
       const stores = ready ? await checkStores(api.readinessChecks) : undefined;
       if (stores !== undefined && Object.values(stores).some((s) => s !== "ok")) ready = false;
       status = ready ? 200 : 503;
+      // Every 503 says when to ask again (CONTRACT §6): a store's check is retried at once, so 1 s.
+      if (!ready) headers["retry-after"] = "1";
       const state = ready ? "ready" : draining ? "draining" : "not_ready";
       body = JSON.stringify(stores === undefined ? { status: state } : { status: state, stores });
     }

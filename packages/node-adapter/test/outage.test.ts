@@ -87,7 +87,11 @@ describe("outages of PostgreSQL and Redis", () => {
   };
   const readyz = async () => {
     const res = await fetch(`${server.url}/readyz`);
-    return { status: res.status, body: JSON.parse(await res.text()) as { stores: Record<string, string> } };
+    return {
+      status: res.status,
+      retryAfter: res.headers.get("retry-after"),
+      body: JSON.parse(await res.text()) as { stores: Record<string, string> },
+    };
   };
   /** Retries `request` until it answers 200 (at most 20 s): recovery without a restart. */
   const recovered = async (request: () => Promise<Answer>): Promise<Answer> => {
@@ -114,6 +118,7 @@ describe("outages of PostgreSQL and Redis", () => {
       expect503(await products(), "the product list");
       const ready = await readyz();
       assert.equal(ready.status, 503);
+      assert.equal(ready.retryAfter, "1");
       assert.equal(ready.body.stores["events"], "unavailable");
       assert.equal(ready.body.stores["rate_limits"], "ok");
       pgProxy.restore();

@@ -162,6 +162,7 @@ test("a draining listener answers /readyz 503 and asks every client to close the
     server.listener.drain();
     const ready = await client.request({ method: "GET", path: "/readyz" });
     assert.equal(ready.statusCode, 503);
+    assert.equal(ready.headers["retry-after"], "1");
     assert.deepEqual(await ready.body.json(), { status: "draining" });
     assert.equal(ready.headers["connection"], "close");
     const api = await client.request({
