@@ -1,3 +1,5 @@
+import { hashApiKey } from "@partner-yield/core";
+
 /**
  * The sandbox demo credentials. DEMO ONLY: they are published in the README and unlock nothing but
  * the embedded sandbox fixtures, which store only the keys' SHA-256 hashes.
@@ -25,10 +27,9 @@ export const DEMO_CREDENTIALS = Object.freeze({
  * The demo production key's record. The fixtures hold only sandbox credentials; a sandbox server
  * on the demo fixtures adds this record so that a production key answers 401 `wrong_environment`
  * there, as a real partner's production key would on a sandbox deployment sharing its key table.
- * `key_hash` is the SHA-256 of `DEMO_CREDENTIALS.productionApiKey`.
  */
 export const DEMO_PRODUCTION_KEY_ROW = Object.freeze({
-  key_hash: "b85c6714ecb4230cbf03ae9ec12a6a1343b336da983dd8fe5cb2d3cf462d152b",
+  key_hash: hashApiKey(DEMO_CREDENTIALS.productionApiKey),
   environment: "production",
   status: "active",
   label: "demo production key (sandbox only: answers 401 wrong_environment)",
@@ -75,5 +76,5 @@ export function withDemoProductionKey<T extends Record<string, unknown>>(files: 
   return { ...files, "partners.json": extended };
 }
 
-/** SHA-256 of `DEMO_CREDENTIALS.sandboxApiKey`: how the demo fixtures are recognised. */
-const DEMO_SANDBOX_KEY_HASH = "8ad8f1a05a0b75b6b5dbfa697db3abed1fdfa7372d6a233a5cf904a44417def5";
+/** How the demo fixtures are recognised: they hold the demo sandbox key. */
+const DEMO_SANDBOX_KEY_HASH = hashApiKey(DEMO_CREDENTIALS.sandboxApiKey);

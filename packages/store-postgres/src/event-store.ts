@@ -11,6 +11,7 @@
  * alone, in the order the appends were made: two appends of one key in a batch send the first and
  * judge the second against it (duplicate or conflict), never both to the database.
  */
+import { createHash } from "node:crypto";
 import type { AppendResult, Environment, EventStore, NewEvent, StoredEvent } from "@partner-yield/core";
 import type pg from "pg";
 import { guarded, unavailable } from "./errors.js";
@@ -69,7 +70,7 @@ select null, partner_id, environment, idempotency_key,
 from checked where not (key_ok and secret_ok)`;
 
 /** The insert's prepared-statement name (per connection; the text's hash keeps versions apart). */
-const INSERT_NAME = `partner-yield-append-${hashText(INSERT)}`;
+const INSERT_NAME = `partner-yield-append-${createHash("sha256").update(INSERT).digest("hex").slice(0, 16)}`;
 
 const FIND = `select ${COLUMNS} from events where partner_id = $1 and environment = $2 and idempotency_key = $3`;
 
@@ -436,14 +437,4 @@ function holdsUnstorable(value: unknown, depth: number): boolean {
     if (UNSTORABLE.test(key) || holdsUnstorable(v, depth + 1)) return true;
   }
   return false;
-}
-
-/** A short, stable name for a statement's text (FNV-1a, 32 bits, hex). */
-function hashText(text: string): string {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    hash ^= text.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
-  return hash.toString(16).padStart(8, "0");
 }
