@@ -100,7 +100,13 @@ export { buildOpenApiDocument, OPENAPI_DOCUMENT_VERSION, type OpenApiOptions } f
 // The API: one entry point, request in, response out
 export { createPartnerApi, type PartnerApi } from "./http/partner-api.js";
 export type { ErrorAnswer, ErrorHook, PartnerApiOptions } from "./http/partner-api-options.js";
-export type { BodyReader, PartnerApiHandler, PlainRequest, PlainResponse } from "./http/plain-request.js";
+export type {
+  BodyReader,
+  PartnerApiHandler,
+  PlainRequest,
+  PlainResponse,
+  ResponseOutcome,
+} from "./http/plain-request.js";
 // The wire format as zod schemas (responses, the event, the problem)
 export {
   EVENT_TYPES,

@@ -401,8 +401,10 @@ export function createListener(api: ListenerTarget, options: ListenerOptions = {
       const state = ready ? "ready" : draining ? "draining" : "not_ready";
       body = JSON.stringify(stores === undefined ? { status: state } : { status: state, stores });
     }
-    if (method !== "HEAD") return { status, headers, body };
-    return { status, headers: { ...headers, "content-length": String(Buffer.byteLength(body)) }, body: null };
+    const route = path === "/readyz" ? "GET /readyz" : "GET /healthz";
+    if (method !== "HEAD") return { status, headers, body, route };
+    const length = String(Buffer.byteLength(body));
+    return { status, headers: { ...headers, "content-length": length }, body: null, route };
   }
 
   function clientError(error: NodeJS.ErrnoException, socket: Duplex): void {

@@ -40,6 +40,7 @@ export function problemResponse(error: ApiError, requestId: string): PlainRespon
     status: error.status,
     headers: { ...problemHeaders(requestId), ...error.headers },
     body: JSON.stringify(problemBody(error, requestId)),
+    errorCode: error.code,
   };
 }
 

@@ -66,6 +66,7 @@ export class PostgresKeyStore implements KeyStore {
     if (row.status === "active") this.#touch(row.id);
     const record: ApiKeyRecord = {
       keyHash,
+      id: row.id,
       partnerId: row.partner_id,
       environment: row.environment,
       status: row.status,

@@ -336,6 +336,7 @@ export class MemoryPartnerAdmin implements PartnerAdmin {
     if (entry.status === "active") entry.lastUsedAt = this.#time();
     return {
       keyHash: entry.keyHash,
+      id: entry.id,
       partnerId: entry.partnerId,
       environment: entry.environment,
       status: entry.status,

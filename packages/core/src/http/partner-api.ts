@@ -57,8 +57,13 @@ export function createPartnerApi(options: PartnerApiOptions): PartnerApi {
       // The rate-limit headers go on whatever the request is answered with, refusals included.
       let rateHeaders: RequestCount["headers"] | undefined;
       let reply: Reply;
+      // The outcome (`ResponseOutcome`), as far as the request got: fields of the response.
+      let routeName: string | undefined;
+      let partnerId: string | undefined;
+      let keyId: string | undefined;
       try {
-        const { route, params } = router.match(request.method, request.path);
+        const { route, params, name } = router.match(request.method, request.path);
+        routeName = name;
         if (route.access === "public") {
           reply = await route.handle({ request, params }, deps);
         } else {
@@ -74,6 +79,10 @@ export function createPartnerApi(options: PartnerApiOptions): PartnerApi {
           const hash = keyHash(request, deps);
           const asked = typeof hash === "string" ? deps.keys.findByHash(hash) : undefined;
           const record = awaits(asked, (asked as AnyAnswer)?.then) ? await asked : asked;
+          if (record !== undefined) {
+            partnerId = record.partnerId;
+            keyId = record.id;
+          }
           const given = usableKey(record, deps) ? deps.partners.getPartner(record.partnerId) : undefined;
           const found = awaits(given, (given as AnyAnswer)?.then) ? await given : given;
           const partner = found ?? (await refuseKey(hash, request.clientAddress, deps));
@@ -91,7 +100,16 @@ export function createPartnerApi(options: PartnerApiOptions): PartnerApi {
       } catch (error) {
         reply = replyToFailure(error, requestId, deps.onError);
       }
-      return render(reply, requestId, request.method === "HEAD", rateHeaders);
+      return render(
+        reply,
+        requestId,
+        request.method === "HEAD",
+        rateHeaders,
+        routeName,
+        partnerId,
+        keyId,
+        deps.environment,
+      );
     },
     ready: () => Promise.resolve(open),
     async close() {

@@ -3,6 +3,7 @@
  * with the headers every response carries (CONTRACT §9).
  * @module
  */
+import type { Environment } from "../auth/environment.js";
 import { type ApiError, problemBody } from "./errors.js";
 import type { PlainResponse } from "./plain-request.js";
 
@@ -12,6 +13,8 @@ export interface Reply {
   readonly body: string;
   /** Lower-case names; e.g. `retry-after`, `allow`, the rate-limit headers. */
   readonly headers?: Readonly<Record<string, string>> | undefined;
+  /** The problem's `error.code` (CONTRACT §6), for `PlainResponse.errorCode`. */
+  readonly code?: string | undefined;
 }
 
 const encoder = new TextEncoder();
@@ -27,19 +30,26 @@ export function problemReply(error: ApiError, requestId: string): Reply {
     status: error.status,
     body: JSON.stringify(problemBody(error, requestId)),
     headers: error.headers,
+    code: error.code,
   };
 }
 
 /**
  * The response as sent: content type by status, the request id, `no-store`, `nosniff`, then
  * `extra` (the rate-limit headers), then the reply's own headers (they win on a clash). HEAD is GET
- * without the body (CONTRACT §9): same headers, and the `Content-Length` GET would send.
+ * without the body (CONTRACT §9): same headers, and the `Content-Length` GET would send. The
+ * outcome (`ResponseOutcome`: route, error code, partner, key id, environment) rides on the same
+ * object, every field present (maybe undefined) so that every response has one shape.
  */
 export function render(
   reply: Reply,
   requestId: string,
   head: boolean,
-  extra?: Readonly<Record<string, string>>,
+  extra: Readonly<Record<string, string>> | undefined,
+  route: string | undefined,
+  partnerId: string | undefined,
+  keyId: string | undefined,
+  environment: Environment,
 ): PlainResponse {
   const headers: Record<string, string> = {
     "content-type":
@@ -50,7 +60,16 @@ export function render(
   };
   if (extra !== undefined) Object.assign(headers, extra);
   if (reply.headers !== undefined) Object.assign(headers, reply.headers);
-  if (!head) return { status: reply.status, headers, body: reply.body };
-  headers["content-length"] = String(encoder.encode(reply.body).byteLength);
-  return { status: reply.status, headers, body: null };
+  const errorCode = reply.code;
+  if (head) headers["content-length"] = String(encoder.encode(reply.body).byteLength);
+  return {
+    status: reply.status,
+    headers,
+    body: head ? null : reply.body,
+    route,
+    errorCode,
+    partnerId,
+    keyId,
+    environment,
+  };
 }

@@ -13,6 +13,8 @@ import type { Route } from "./routes.js";
 export interface RouteMatch {
   readonly route: Route;
   readonly params: PathParams;
+  /** The route's method and template, e.g. `GET /products/{slug}` (`ResponseOutcome.route`). */
+  readonly name: string;
 }
 
 export interface Router {
@@ -28,10 +30,16 @@ interface Segment {
   readonly param: boolean;
 }
 
+/** A route and its name (`GET /products/{slug}`), made once. */
+interface NamedRoute {
+  readonly route: Route;
+  readonly name: string;
+}
+
 /** The routes sharing one path template, by method. */
 interface PathEntry {
   readonly segments: readonly Segment[];
-  readonly byMethod: ReadonlyMap<string, Route>;
+  readonly byMethod: ReadonlyMap<string, NamedRoute>;
   /** e.g. `GET, HEAD` */
   readonly allow: string;
 }
@@ -48,13 +56,13 @@ export function createRouter(routes: readonly Route[], basePath: string): Router
       for (const entry of entries) {
         const params = matchSegments(entry.segments, path, prefix.length);
         if (params === undefined) continue;
-        const route = entry.byMethod.get(method === "HEAD" ? "GET" : method);
-        if (route === undefined) {
+        const named = entry.byMethod.get(method === "HEAD" ? "GET" : method);
+        if (named === undefined) {
           throw new ApiError("method_not_allowed", `${method} is not allowed here; allowed: ${entry.allow}`, {
             headers: { allow: entry.allow },
           });
         }
-        return { route, params };
+        return { route: named.route, params, name: named.name };
       }
       throw notFound();
     },
@@ -62,11 +70,11 @@ export function createRouter(routes: readonly Route[], basePath: string): Router
 }
 
 function pathEntries(routes: readonly Route[]): PathEntry[] {
-  const byPath = new Map<string, Map<string, Route>>();
+  const byPath = new Map<string, Map<string, NamedRoute>>();
   for (const route of routes) {
-    const methods = byPath.get(route.path) ?? new Map<string, Route>();
+    const methods = byPath.get(route.path) ?? new Map<string, NamedRoute>();
     if (methods.has(route.method)) throw new Error(`two routes for ${route.method} ${route.path}`);
-    methods.set(route.method, route);
+    methods.set(route.method, { route, name: `${route.method} ${route.path}` });
     byPath.set(route.path, methods);
   }
   return [...byPath].map(([path, byMethod]) => ({

@@ -10,6 +10,11 @@ export type ApiKeyStatus = "active" | "revoked";
 export interface ApiKeyRecord {
   /** Lowercase hex SHA-256 of the key's UTF-8 bytes. */
   readonly keyHash: string;
+  /**
+   * The key's id as `keys list` shows it (`ApiKeySummary.id`), when the store keeps one (a
+   * database, the admin's memory store; not fixtures): what logs name a key by, never the key.
+   */
+  readonly id?: string | undefined;
   readonly partnerId: string;
   readonly environment: Environment;
   readonly status: ApiKeyStatus;
