@@ -37,6 +37,8 @@ export interface ServeConfig {
   /** Undefined: each partner's own quota. */
   readonly rateLimitQuota: number | undefined;
   readonly timeouts: ServerTimeouts;
+  /** On SIGTERM/SIGINT, how long `/readyz` is 503 while the server still serves (`--drain-delay`). */
+  readonly drainDelayMs: number;
   /** Connection caps; `maxConnections` undefined: three quarters of the open-files limit. */
   readonly connections: ConnectionLimits;
   readonly log: "json" | "none";
@@ -88,6 +90,12 @@ interface Flag {
 }
 
 const MAX_BODY_LIMIT = 16 * 1024 * 1024;
+
+/**
+ * 5 s: a load balancer polling `/readyz` every 1-2 s (two failures to mark a target down) has
+ * stopped sending new connections by then; the whole shutdown stays inside a 30 s grace period.
+ */
+export const DEFAULT_DRAIN_DELAY_MS = 5000;
 
 /**
  * The default of `--max-event-bytes`: 256 MiB, or half of this process's heap limit when that is
@@ -162,6 +170,13 @@ export const SERVE_FLAGS: readonly Flag[] = [
     value: "MS",
     default: String(DEFAULT_TIMEOUTS.shutdownTimeoutMs),
     help: "on SIGTERM/SIGINT, how long requests in flight may finish (the whole shutdown, stores closed: at most about twice this)",
+  },
+  {
+    flag: "drain-delay",
+    env: "PARTNER_YIELD_DRAIN_DELAY_MS",
+    value: "MS",
+    default: String(DEFAULT_DRAIN_DELAY_MS),
+    help: "on SIGTERM/SIGINT, /readyz answers 503 at once but the server keeps accepting and serving (each answer with Connection: close) this long, so a load balancer takes it out of rotation before it stops accepting; 0: stop at once",
   },
   {
     flag: "max-connections",
@@ -316,8 +331,9 @@ export function helpText(): string {
     `${"  -h, --help".padEnd(w0)}${"".padEnd(w1)}this text`,
     "",
     "Endpoints: /api/partner/… (the API; OpenAPI at /api/partner/openapi.json), /healthz, /readyz.",
-    "SIGTERM or SIGINT shuts down gracefully: no new connections, requests in flight finish, then",
-    "the stores close. A second signal exits at once.",
+    "SIGTERM or SIGINT shuts down gracefully: /readyz answers 503 at once while the server still",
+    "serves for --drain-delay, then no new connections, requests in flight finish (answered with",
+    "Connection: close), then the stores close. A second signal exits at once.",
     "",
     "Exit status: 0 after a clean shutdown, 1 when the server cannot start (e.g. port in use),",
     "2 for a bad command line, environment variable or fixture file.",
@@ -425,6 +441,7 @@ export function parseCommandLine(
       bodyLimitBytes: integer("body-limit", 1, MAX_BODY_LIMIT, 65_536),
       rateLimitQuota: quota,
       timeouts,
+      drainDelayMs: integer("drain-delay", 0, DAY_MS, DEFAULT_DRAIN_DELAY_MS),
       connections: {
         maxConnections:
           raw("max-connections") === undefined ? undefined : integer("max-connections", 1, 10_000_000, 1),

@@ -156,6 +156,7 @@ async function serve(config: ServeConfig): Promise<void> {
       port: config.port,
       bodyLimitBytes: config.bodyLimitBytes,
       timeouts: config.timeouts,
+      drainDelayMs: config.drainDelayMs,
       connections: config.connections,
       log: config.log,
       readinessChecks: { ...readinessChecks, ...chain?.readinessChecks },
@@ -187,9 +188,10 @@ async function serve(config: ServeConfig): Promise<void> {
     }
     stopping = true;
     process.stderr.write(
-      `partner-yield: ${signal}: shutting down (${server.listener.inFlight} requests in flight, ` +
+      `partner-yield: ${signal}: shutting down (/readyz 503, still serving for ${config.drainDelayMs} ms; ` +
+        `then ${server.listener.inFlight} requests in flight, ` +
         `waiting up to ${config.timeouts.shutdownTimeoutMs} ms for them, ` +
-        `${2 * config.timeouts.shutdownTimeoutMs} ms in all)\n`,
+        `${config.drainDelayMs + 2 * config.timeouts.shutdownTimeoutMs} ms in all)\n`,
     );
     server.close().then(
       () => {

@@ -146,6 +146,12 @@ export interface StartServerOptions extends NodeApiOptions {
    * server is crowded (see `ConnectionLimits` for the defaults).
    */
   readonly connections?: ConnectionLimits | undefined;
+  /**
+   * On `close()`, how long `/readyz` answers 503 (draining) while the server still accepts and
+   * serves, before it stops accepting: the time a load balancer takes to see the 503 and send
+   * new connections elsewhere. Default 0 (`partner-yield serve`: `--drain-delay`, 5000).
+   */
+  readonly drainDelayMs?: number | undefined;
   /** Named store checks reported by `/readyz` (see `ListenerTarget.readinessChecks`). */
   readonly readinessChecks?: Readonly<Record<string, () => Promise<void>>> | undefined;
   /**
@@ -168,7 +174,8 @@ export interface RunningServer {
   /** Open, refused and evicted connections (see `ConnectionGuard`). */
   readonly connections: ConnectionGuard;
   /**
-   * Graceful shutdown: stop accepting, answer `/readyz` 503, let requests in flight finish (at most
+   * Graceful shutdown: answer `/readyz` 503 and ask every client to close its connection, keep
+   * accepting and serving for `drainDelayMs`, then stop accepting, let requests in flight finish (at most
    * `shutdownTimeoutMs`, then their connections are cut), wait for their handlers, close the stores
    * (those two steps together at most `shutdownTimeoutMs` again, the stores at least 1 s). Rejects
    * when the stores did not close in that time, or failed to. Idempotent: later calls return the
@@ -188,6 +195,9 @@ export interface RunningServer {
 export async function startServer(options: StartServerOptions = {}): Promise<RunningServer> {
   const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
   validateTimeouts(timeouts);
+  const drainDelayMs = options.drainDelayMs ?? 0;
+  if (!Number.isInteger(drainDelayMs) || drainDelayMs < 0)
+    throw new RangeError("drainDelayMs must be a non-negative integer (milliseconds)");
   const api = options.api ?? createNodePartnerApi(options);
   const handler = options.handler ?? options.wrap?.(api) ?? api;
   const target =
@@ -246,7 +256,10 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const close = (): Promise<void> => {
     closing ??= (async () => {
       const limit = timeouts.shutdownTimeoutMs;
+      // Not ready at once (a load balancer stops sending new connections here), but still
+      // accepting and serving, each answer with Connection: close, until it has had time to see it.
       listener.drain();
+      if (drainDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, drainDelayMs));
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       if (!(await listener.whenIdle(limit))) server.closeAllConnections();
       // Keep-alive connections idle by now; in-flight ones were answered with Connection: close.

@@ -52,11 +52,14 @@ export async function runCli(
   return { code, stdout, stderr };
 }
 
-/** `partner-yield serve --port 0 --log none ARGS`, once its banner is complete (at most 30 s). */
+/**
+ * `partner-yield serve --port 0 --log none --drain-delay 0 ARGS`, once its banner is complete (at
+ * most 30 s). No drain delay unless ARGS give one (a later flag wins): no balancer polls a test's server.
+ */
 export async function startServerProcess(args: readonly string[]): Promise<ServerProcess> {
   const child: ChildProcessByStdio<null, Readable, Readable> = spawn(
     process.execPath,
-    ["--import", "tsx", CLI, "serve", "--port", "0", "--log", "none", ...args],
+    ["--import", "tsx", CLI, "serve", "--port", "0", "--log", "none", "--drain-delay", "0", ...args],
     { cwd: REPO, env: childEnv(), stdio: ["ignore", "pipe", "pipe"] },
   );
   let stdout = "";
