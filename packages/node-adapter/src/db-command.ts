@@ -30,9 +30,10 @@ export function dbHelpText(): string {
     "",
     "Usage:",
     "  partner-yield db migrate [--database-url URL]               apply the pending schema migrations",
-    "  partner-yield db import-fixtures DIR [--env ENV] [--database-url URL]",
+    "  partner-yield db import-fixtures DIR [--env ENV] [--overwrite] [--database-url URL]",
     "                                                               load DIR's partners.json, products.json,",
-    "                                                               vaults.json and prices.json",
+    "                                                               vaults.json and prices.json: insert what",
+    "                                                               the database lacks",
     "  partner-yield db status [--database-url URL]                schema version, the releases that run on",
     "                                                               it, and rows per table",
     "  partner-yield db --help                                     this text",
@@ -41,6 +42,8 @@ export function dbHelpText(): string {
     "  --database-url URL   DATABASE_URL        postgres://user:password@host:port/database (required)",
     "  --env ENV            PARTNER_YIELD_ENV   import-fixtures: the environment the data will serve,",
     "                                           sandbox (default) | production",
+    "  --overwrite                              import-fixtures: write the files over rows that differ",
+    "                                           from them (default: keep every row as the database has it)",
     "",
     "migrate is safe to run from several processes at once and again (it then applies nothing); a",
     "server refuses to start until the schema holds all its migrations. A release also runs on a newer",
@@ -48,9 +51,12 @@ export function dbHelpText(): string {
     "schema-code version, its highest migration): roll out with migrate, then the new instances; roll",
     "back by starting the previous release again. status names the releases a schema runs.",
     "import-fixtures validates the files first",
-    "(nothing is written when one is invalid), then writes them in one transaction: a row equal to",
-    "its file entry is left alone, so importing twice changes nothing; rows the files do not name are",
-    "kept; a key or signing secret revoked in the database is never re-activated. With --env production",
+    "(nothing is written when one is invalid), then writes them in one transaction. It inserts the rows",
+    "the database lacks and changes no row that is there: a row an operator changed (a product paused",
+    "by SQL, a partner's limit) stays as it is and is listed as kept; --overwrite writes the files over",
+    "such rows instead, and lists them as overwritten. Importing twice changes nothing; rows the files do",
+    "not name are kept; a key the files revoke is revoked; a key or signing secret revoked in the",
+    "database is never re-activated. With --env production",
     "it refuses (exit 2, nothing written) files holding a credential published with partner-yield (the",
     "demo keys and signing secrets of the README and fixtures/): `serve --env production` would refuse them.",
     "",
@@ -92,6 +98,8 @@ export async function runDbCommand(
   if (!database.ok) return usage(database.reason);
   if (values.env !== undefined && command !== "import-fixtures")
     return usage("--env applies to import-fixtures only");
+  if (values.overwrite === true && command !== "import-fixtures")
+    return usage("--overwrite applies to import-fixtures only");
   const environment = values.env ?? (env["PARTNER_YIELD_ENV"] || "sandbox");
   if (environment !== "sandbox" && environment !== "production")
     return usage(
@@ -143,19 +151,33 @@ export async function runDbCommand(
     }
     if (command === "import-fixtures") {
       process.stdout.write(`${where}: importing ${escapeUnsafe(rest[0]!)}\n`);
-      const report = await postgres.importData(pool, postgres.dataSetOf(data!));
-      const rows = Object.entries(report).map(
-        ([table, c]) => [table, c.inserted, c.updated, c.unchanged] as const,
-      );
-      process.stdout.write(
-        `  ${"table".padEnd(16)} ${"inserted".padStart(8)} ${"updated".padStart(8)} ${"unchanged".padStart(9)}\n`,
-      );
-      for (const [table, inserted, updated, unchanged] of rows)
+      const overwrite = values.overwrite === true;
+      const { tables, differing } = await postgres.importDataSet(pool, postgres.dataSetOf(data!), {
+        overwrite,
+      });
+      const head = ["inserted", "overwritten", "kept", "unchanged"];
+      process.stdout.write(`  ${"table".padEnd(16)} ${head.map((h) => h.padStart(11)).join(" ")}\n`);
+      for (const [table, c] of Object.entries(tables))
         process.stdout.write(
-          `  ${table.padEnd(16)} ${String(inserted).padStart(8)} ${String(updated).padStart(8)} ${String(unchanged).padStart(9)}\n`,
+          `  ${table.padEnd(16)} ${[c.inserted, c.updated, c.kept, c.unchanged].map((n) => String(n).padStart(11)).join(" ")}\n`,
         );
-      const changed = rows.reduce((n, [, i, u]) => n + i + u, 0);
-      process.stdout.write(changed === 0 ? "nothing changed\n" : `${changed} row(s) written\n`);
+      const rows = Object.values(tables);
+      const inserted = rows.reduce((n, c) => n + c.inserted, 0);
+      const written = rows.reduce((n, c) => n + c.inserted + c.updated, 0);
+      if (differing.length > 0) {
+        const shown = differing.slice(0, 20).map((d) => `    ${escapeUnsafe(d)}`);
+        if (differing.length > 20) shown.push(`    … and ${differing.length - 20} more`);
+        process.stdout.write(
+          overwrite
+            ? `overwritten with the files' values (they differed from the files):\n${shown.join("\n")}\n`
+            : `kept as the database has them (they differ from the files; --overwrite writes the files' values):\n${shown.join("\n")}\n`,
+        );
+      }
+      process.stdout.write(
+        written === 0
+          ? "nothing changed\n"
+          : `${written} row(s) written (${inserted} inserted, ${written - inserted} overwritten)\n`,
+      );
       return EXIT_OK;
     }
     const counts = await postgres.countRows(pool);
@@ -210,6 +232,7 @@ function parseDbFlags(argv: readonly string[]) {
     options: {
       "database-url": { type: "string" },
       env: { type: "string" },
+      overwrite: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });

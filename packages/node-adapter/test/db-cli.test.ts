@@ -101,11 +101,11 @@ describe("partner-yield db", () => {
     const first = await runCli(["db", "import-fixtures", DEFAULT_FIXTURES_DIR, ...url]);
     assert.equal(first.code, 0, first.stderr);
     assert.match(first.stdout, /products\s+8\s+0\s+0/);
-    assert.match(first.stdout, /38 row\(s\) written/);
+    assert.match(first.stdout, /\d+ row\(s\) written \(\d+ inserted, 0 overwritten\)/);
     const second = await runCli(["db", "import-fixtures", DEFAULT_FIXTURES_DIR, ...url]);
     assert.equal(second.code, 0);
     assert.match(second.stdout, /nothing changed/);
-    assert.match(second.stdout, /products\s+0\s+0\s+8/);
+    assert.match(second.stdout, /products\s+0\s+0\s+0\s+8/);
 
     const status = await runCli(["db", "status", ...url]);
     assert.equal(status.code, 0);
@@ -118,6 +118,43 @@ describe("partner-yield db", () => {
     ])
       assert.match(status.stdout, line);
     assert.ok(!status.stdout.includes("whsec_"), "no secret in the output");
+  });
+
+  test("a re-import keeps an operator's change (a product paused by SQL); --overwrite writes the file's", async () => {
+    const url = ["--database-url", db!.url];
+    const status = async () =>
+      (
+        await db!.pool.query<{ status: string }>(
+          "select status from products where partner_id = 'northwind' and slug = 'usdc-base-prime'",
+        )
+      ).rows[0]?.status;
+    assert.equal(await status(), "active");
+    await db!.pool.query(
+      "update products set status = 'paused' where partner_id = 'northwind' and slug = 'usdc-base-prime'",
+    );
+    const again = await runCli(["db", "import-fixtures", DEFAULT_FIXTURES_DIR, ...url]);
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(await status(), "paused", "the operator's change is kept");
+    assert.match(again.stdout, /products\s+0\s+0\s+1\s+7/);
+    assert.match(
+      again.stdout,
+      /kept as the database has them[^\n]*\n\s+products northwind\/usdc-base-prime\n/,
+    );
+    assert.match(again.stdout, /nothing changed/);
+
+    const overwritten = await runCli(["db", "import-fixtures", DEFAULT_FIXTURES_DIR, "--overwrite", ...url]);
+    assert.equal(overwritten.code, 0, overwritten.stderr);
+    assert.equal(await status(), "active", "--overwrite writes the file's value");
+    assert.match(overwritten.stdout, /products\s+0\s+1\s+0\s+7/);
+    assert.match(
+      overwritten.stdout,
+      /overwritten with the files' values[^\n]*\n\s+products northwind\/usdc-base-prime\n/,
+    );
+    assert.match(overwritten.stdout, /1 row\(s\) written \(0 inserted, 1 overwritten\)/);
+
+    const misplaced = await runCli(["db", "status", "--overwrite", ...url]);
+    assert.equal(misplaced.code, 2);
+    assert.match(misplaced.stderr, /--overwrite applies to import-fixtures only/);
   });
 
   test("a broken fixture file exits 2 naming the file and field, and writes nothing", async () => {

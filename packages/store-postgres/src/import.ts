@@ -1,9 +1,12 @@
 /**
  * Copies validated records (e.g. the fixture files, through the core's `loadFixtures`) into the
- * database, in one transaction. Idempotent: a row equal to its record is not touched, so running
- * it twice changes nothing. The files win for the rows they name (partners, products with their
- * metrics, vaults, holdings, prices); rows they do not name are kept. Keys and signing secrets are
- * only ever added or revoked: an import never re-activates what was revoked in the database.
+ * database, in one transaction. It inserts what is missing and, by default, changes nothing that
+ * is there: a row an operator changed (a product paused by SQL, a partner's limit raised) stays as
+ * the database has it and is reported as `kept`; with `overwrite`, the records win for the rows
+ * they name (partners, products with their metrics, vaults, holdings, prices). Rows the records do
+ * not name are always kept, and a row equal to its record is never touched, so importing twice
+ * changes nothing. Keys and signing secrets are only ever added or revoked: an import never
+ * re-activates what was revoked in the database.
  */
 import {
   API_KEY_PREFIXES,
@@ -39,9 +42,26 @@ export function dataSetOf(data: SandboxData): DataSet {
 }
 
 export interface TableChanges {
+  /** Rows the database did not hold. */
   inserted: number;
+  /** Rows that differed from their record and were written as the record says (`overwrite`). */
   updated: number;
+  /** Rows that differ from their record and were left as the database has them (no `overwrite`). */
+  kept: number;
+  /** Rows equal to their record. */
   unchanged: number;
+}
+
+export interface ImportOptions {
+  /** Write the records over rows that differ from them. Default false: only insert what is missing. */
+  readonly overwrite?: boolean | undefined;
+}
+
+/** What an import did: counts per table, and the rows it left differing from their record. */
+export interface ImportOutcome {
+  readonly tables: ImportReport;
+  /** `products acme/usdc-base-prime`…: the rows kept (or, with `overwrite`, written over). */
+  readonly differing: readonly string[];
 }
 
 export type ImportReport = Record<
@@ -56,17 +76,64 @@ const OUTCOME = "returning (xmax = 0) as inserted";
  * Writes `data` into the database in one transaction and says what changed, table by table.
  * @example const report = await importData(pool, dataSetOf(loadFixtureDir("fixtures")));
  */
-export async function importData(pool: pg.Pool, data: DataSet): Promise<ImportReport> {
+export async function importData(
+  pool: pg.Pool,
+  data: DataSet,
+  options: ImportOptions = {},
+): Promise<ImportReport> {
+  return (await importDataSet(pool, data, options)).tables;
+}
+
+/**
+ * `importData`, also naming the rows that differ from their record. Each row is written inside a
+ * savepoint; when that changed an existing row and `overwrite` is not given, the savepoint is
+ * rolled back (its change notification with it), so the row stays exactly as it was.
+ * @example const { tables, differing } = await importDataSet(pool, data); // differing: ["products acme/usdc-base-prime"]
+ */
+export async function importDataSet(
+  pool: pg.Pool,
+  data: DataSet,
+  options: ImportOptions = {},
+): Promise<ImportOutcome> {
+  const overwrite = options.overwrite === true;
   const client = await guarded("connecting", () => pool.connect());
   const report = emptyReport();
+  const differing: string[] = [];
   let failure: Error | undefined;
-  const run = async (table: keyof ImportReport, text: string, values: unknown[]) => {
-    const result = await client.query<{ inserted: boolean }>(text, values);
-    const row = result.rows[0];
+  /** `name` labels the row in `differing`; `always` applies a change whatever `overwrite` says. */
+  const run = async (
+    table: keyof ImportReport,
+    text: string,
+    values: unknown[],
+    name?: string,
+    always = false,
+  ) => {
     const changes = report[table];
+    await client.query("savepoint import_row");
+    let row: { inserted: boolean } | undefined;
+    try {
+      row = (await client.query<{ inserted: boolean }>(text, values)).rows[0];
+    } catch (error) {
+      // A row the file would move out of a terminal state (a product deprecated in the database):
+      // refused by the schema; without --overwrite it is an operator's change, kept.
+      if (overwrite || (error as { code?: string }).code !== "23514") throw error;
+      await client.query("rollback to savepoint import_row");
+      changes.kept++;
+      differing.push(`${table} ${name ?? String(values[0])}`);
+      return;
+    }
     if (row === undefined) changes.unchanged++;
     else if (row.inserted) changes.inserted++;
-    else changes.updated++;
+    else if (overwrite || always) {
+      changes.updated++;
+      differing.push(`${table} ${name ?? String(values[0])}`);
+    } else {
+      await client.query("rollback to savepoint import_row");
+      changes.kept++;
+      differing.push(`${table} ${name ?? String(values[0])}`);
+      return;
+    }
+    await client.query("release savepoint import_row");
   };
   try {
     await client.query("begin");
@@ -80,6 +147,7 @@ export async function importData(pool: pg.Pool, data: DataSet): Promise<ImportRe
            is distinct from (excluded.name, excluded.rate_limit_sandbox, excluded.rate_limit_production)
          ${OUTCOME}`,
         [p.id, p.name, p.rateLimits?.sandbox ?? null, p.rateLimits?.production ?? null],
+        p.id,
       );
       for (const secret of p.signingSecrets) {
         await run(
@@ -99,6 +167,9 @@ export async function importData(pool: pg.Pool, data: DataSet): Promise<ImportRe
          where api_keys.status = 'active' and excluded.status = 'revoked'
          ${OUTCOME}`,
         [k.partnerId, k.environment, k.keyHash, API_KEY_PREFIXES[k.environment], k.status, k.label ?? null],
+        `${k.partnerId} ${k.environment} key revoked by the file`,
+        // A revocation in the file is applied whatever --overwrite says (a leaked key cannot wait).
+        true,
       );
     }
     for (const p of data.products) {
@@ -148,6 +219,7 @@ export async function importData(pool: pg.Pool, data: DataSet): Promise<ImportRe
           m === null ? null : String(m.wrapperTotalAssets),
           m === null ? null : formatUnits(m.underlyingApyWad, RATE_DECIMALS),
         ],
+        `${p.partnerId}/${p.slug}`,
       );
     }
     for (const v of data.vaults) {
@@ -160,6 +232,7 @@ export async function importData(pool: pg.Pool, data: DataSet): Promise<ImportRe
          where (vaults.total_assets, vaults.total_supply) is distinct from (excluded.total_assets, excluded.total_supply)
          ${OUTCOME}`,
         [v.chainId, wrapper, String(v.totalAssets), String(v.totalSupply)],
+        `${v.chainId}/${wrapper}`,
       );
       for (const [wallet, shares] of v.holdings) {
         await run(
@@ -169,6 +242,7 @@ export async function importData(pool: pg.Pool, data: DataSet): Promise<ImportRe
            where vault_holdings.shares is distinct from excluded.shares
            ${OUTCOME}`,
           [v.chainId, wrapper, wallet.toLowerCase(), String(shares)],
+          `${v.chainId}/${wrapper}/${wallet.toLowerCase()}`,
         );
       }
     }
@@ -180,10 +254,11 @@ export async function importData(pool: pg.Pool, data: DataSet): Promise<ImportRe
          where asset_prices.usd_price is distinct from excluded.usd_price
          ${OUTCOME}`,
         [price.chainId, price.assetAddress.toLowerCase(), formatUnits(price.usdPriceWad, RATE_DECIMALS)],
+        `${price.chainId}/${price.assetAddress.toLowerCase()}`,
       );
     }
     await client.query("commit");
-    return report;
+    return { tables: report, differing };
   } catch (error) {
     failure = error as Error;
     await client.query("rollback").catch(() => undefined);
@@ -194,7 +269,7 @@ export async function importData(pool: pg.Pool, data: DataSet): Promise<ImportRe
 }
 
 function emptyReport(): ImportReport {
-  const zero = (): TableChanges => ({ inserted: 0, updated: 0, unchanged: 0 });
+  const zero = (): TableChanges => ({ inserted: 0, updated: 0, kept: 0, unchanged: 0 });
   return {
     partners: zero(),
     api_keys: zero(),

@@ -7,7 +7,16 @@
  */
 export { RETRY_AFTER_SECONDS } from "./errors.js";
 export { PostgresEventStore } from "./event-store.js";
-export { type DataSet, dataSetOf, type ImportReport, importData, type TableChanges } from "./import.js";
+export {
+  type DataSet,
+  dataSetOf,
+  type ImportOptions,
+  type ImportOutcome,
+  type ImportReport,
+  importData,
+  importDataSet,
+  type TableChanges,
+} from "./import.js";
 export { PostgresKeyStore } from "./key-store.js";
 export {
   assertSchemaCurrent,

@@ -135,13 +135,13 @@ describe("the read cache of two instances on one database", () => {
     (await stores.products.getProduct(sample.partnerId, sample.slug)) as ProductRecord;
   const listed = async (stores: PostgresStores) =>
     (await stores.products.listProducts(sample.partnerId)).find((p) => p.slug === sample.slug)!;
-  /** The sandbox's data set with this product changed: what `db import-fixtures` would write. */
+  /** The sandbox's data set with this product changed: what `db import-fixtures --overwrite` would write. */
   const importWith = async (change: (record: ProductRecord) => ProductRecord) => {
     const data = dataSetOf(loadSandbox());
     const products = data.products.map((p) =>
       p.partnerId === sample.partnerId && p.slug === sample.slug ? change(p) : p,
     );
-    await importData(db!.pool, { ...data, products });
+    await importData(db!.pool, { ...data, products }, { overwrite: true });
   };
 
   test("a product paused by an UPDATE, or by the import, is served paused", async () => {
