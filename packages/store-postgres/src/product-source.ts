@@ -165,9 +165,11 @@ export class PostgresPositionSource implements PositionSource {
 }
 
 function holding(product: ProductRecord, vault: CachedVault | null, shares: bigint): Holding {
-  if (vault === null || shares === 0n) return { shares: 0n, assets: 0n };
+  if (vault === null) return { shares: 0n, assets: 0n };
+  const totals = { totalAssets: vault.totalAssets, totalSupply: vault.totalSupply };
+  if (shares === 0n) return { shares: 0n, assets: 0n, vault: totals };
   const assets = convertToAssets(shares, vault.totalAssets, vault.totalSupply, product.decimalsOffset);
-  return { shares, assets };
+  return { shares, assets, vault: totals };
 }
 
 /**

@@ -77,6 +77,20 @@ export const Product = z
   .meta({ id: "Product" });
 export type Product = z.infer<typeof Product>;
 
+/** Base units: a non-negative integer without sign, point or leading zero. */
+const BaseUnits = z.string().regex(/^(0|[1-9][0-9]*)$/);
+
+export const PositionVault = z
+  .strictObject({
+    decimals_offset: z.int().min(0).max(36).meta({ description: "δ: shares have asset_decimals + δ digits" }),
+    total_assets: BaseUnits.meta({ description: "The vault's totalAssets, an integer in asset base units" }),
+    total_supply: BaseUnits.meta({ description: "The vault's totalSupply, an integer in share base units" }),
+    usd_price: NonNegativeDecimal.optional().meta({
+      description: "USD per whole unit of the asset, as priced for usd_value (present when assets > 0)",
+    }),
+  })
+  .meta({ id: "PositionVault" });
+
 export const Position = z
   .strictObject({
     wallet_address: EvmAddress,
@@ -85,6 +99,10 @@ export const Position = z
     assets: NonNegativeDecimal.meta({ description: "convertToAssets(shares), at asset_decimals" }),
     usd_value: NonNegativeDecimal.meta({
       description: "floor(assets × price) in USD, at most 2 fractional digits",
+    }),
+    vault: PositionVault.optional().meta({
+      description:
+        "The audit view: what assets and usd_value were computed from (absent when the deployment reads convertToAssets from the vault itself, or the wrapper has no vault entry)",
     }),
   })
   .meta({ id: "Position" });

@@ -16,6 +16,18 @@ export interface Holding {
   readonly shares: bigint;
   /** Assets the shares convert to, at assetDecimals (the vault's own answer where available). */
   readonly assets: bigint;
+  /**
+   * The vault totals `assets` was computed from, when the source computed it itself (the audit
+   * view of the position answer, CONTRACT §2); absent when the vault answered `convertToAssets`
+   * itself or the wrapper has no vault entry.
+   */
+  readonly vault?: HoldingVault;
+}
+
+/** The vault's totals a holding was converted with, in base units. */
+export interface HoldingVault {
+  readonly totalAssets: bigint;
+  readonly totalSupply: bigint;
 }
 
 export interface PositionSource {
@@ -53,9 +65,11 @@ export class MemoryPositionSource implements PositionSource {
       vault = this.#vaults.get(chainAddressKey(product.chainId, product.wrapperAddress)) ?? null;
       this.#vaultOf.set(product, vault);
     }
-    const shares = vault?.holdings.get(wallet.toLowerCase()) ?? 0n;
-    if (vault === null || shares === 0n) return { shares: 0n, assets: 0n };
+    if (vault === null) return { shares: 0n, assets: 0n };
+    const shares = vault.holdings.get(wallet.toLowerCase()) ?? 0n;
+    const totals = { totalAssets: vault.totalAssets, totalSupply: vault.totalSupply };
+    if (shares === 0n) return { shares: 0n, assets: 0n, vault: totals };
     const assets = convertToAssets(shares, vault.totalAssets, vault.totalSupply, product.decimalsOffset);
-    return { shares, assets };
+    return { shares, assets, vault: totals };
   }
 }

@@ -51,13 +51,25 @@ test("property: positionBody(data) is JSON.stringify({ success: true, data }), w
       units,
       units,
       decimals,
-      (hex, slug, shares, assets, cents, assetDecimals) => {
+      // The audit view: none, without a price (no assets), or with one.
+      fc.option(fc.tuple(fc.integer({ min: 0, max: 36 }), units, units, fc.option(units))),
+      (hex, slug, shares, assets, cents, assetDecimals, audit) => {
         const data: PositionData = {
           wallet_address: toChecksumAddress(hex),
           product_slug: slug,
           shares: formatUnits(shares, assetDecimals + 12),
           assets: formatUnits(assets, assetDecimals),
           usd_value: formatUnits(cents, 2),
+          ...(audit === null
+            ? {}
+            : {
+                vault: {
+                  decimals_offset: audit[0],
+                  total_assets: audit[1].toString(),
+                  total_supply: audit[2].toString(),
+                  ...(audit[3] === null ? {} : { usd_price: formatUnits(audit[3], 18) }),
+                },
+              }),
         };
         assert.equal(positionBody(data), JSON.stringify({ success: true, data }));
       },

@@ -27,9 +27,10 @@ export const getPosition: PartnerHandler = async ({ request, partner, params }, 
   const held = deps.positions.getHolding(product, address.value);
   const holding = awaits(held, (held as AnyAnswer)?.then) ? await held : held;
   let usdCents = 0n;
+  let price: bigint | undefined;
   if (holding.assets > 0n) {
     const priced = deps.prices.getUsdPriceWad(product);
-    const price = awaits(priced, (priced as AnyAnswer)?.then) ? await priced : priced;
+    price = awaits(priced, (priced as AnyAnswer)?.then) ? await priced : priced;
     if (price === undefined) {
       throw new StoreUnavailableError(
         `no USD price is available for ${product.assetSymbol} (chain ${product.chainId}, asset ${product.assetAddress})`,
@@ -45,9 +46,33 @@ export const getPosition: PartnerHandler = async ({ request, partner, params }, 
       shares: formatUnits(holding.shares, product.assetDecimals + product.decimalsOffset),
       assets: formatUnits(holding.assets, product.assetDecimals),
       usd_value: formatUnits(usdCents, 2),
+      ...(holding.vault === undefined
+        ? {}
+        : {
+            vault: {
+              decimals_offset: product.decimalsOffset,
+              total_assets: holding.vault.totalAssets.toString(),
+              total_supply: holding.vault.totalSupply.toString(),
+              ...(price === undefined ? {} : { usd_price: formatUnits(price, 18) }),
+            },
+          }),
     }),
   );
 };
+
+/**
+ * The audit view of a position (CONTRACT §2): the vault totals and the price the answer was
+ * computed from, so that anyone can recompute `assets` and `usd_value` from the answer alone.
+ */
+export interface PositionVaultView {
+  readonly decimals_offset: number;
+  /** The vault's total assets, an integer in the asset's base units. */
+  readonly total_assets: string;
+  /** The vault's total share supply, an integer in share base units. */
+  readonly total_supply: string;
+  /** USD per whole unit of the asset; present when the value was priced (assets > 0). */
+  readonly usd_price?: string;
+}
 
 /** The position answer's fields (CONTRACT §2): an EIP-55 address, the slug, three canonical decimals. */
 export interface PositionData {
@@ -56,6 +81,7 @@ export interface PositionData {
   readonly shares: string;
   readonly assets: string;
   readonly usd_value: string;
+  readonly vault?: PositionVaultView;
 }
 
 /**
@@ -66,5 +92,10 @@ export interface PositionData {
  * @example positionBody({ wallet_address: "0x5aAe…BeAed", product_slug: "usdc-base-prime", shares: "1", assets: "1", usd_value: "1" }); // '{"success":true,"data":{"wallet_address":"0x5aAe…BeAed",…,"usd_value":"1"}}'
  */
 export function positionBody(data: PositionData): string {
-  return `{"success":true,"data":{"wallet_address":"${data.wallet_address}","product_slug":${JSON.stringify(data.product_slug)},"shares":"${data.shares}","assets":"${data.assets}","usd_value":"${data.usd_value}"}}`;
+  const v = data.vault;
+  const vault =
+    v === undefined
+      ? ""
+      : `,"vault":{"decimals_offset":${v.decimals_offset},"total_assets":"${v.total_assets}","total_supply":"${v.total_supply}"${v.usd_price === undefined ? "" : `,"usd_price":"${v.usd_price}"`}}`;
+  return `{"success":true,"data":{"wallet_address":"${data.wallet_address}","product_slug":${JSON.stringify(data.product_slug)},"shares":"${data.shares}","assets":"${data.assets}","usd_value":"${data.usd_value}"${vault}}}`;
 }

@@ -1,7 +1,7 @@
 /** The API suite, position (CONTRACT §2, §3): see index.ts. */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { Position, toChecksumAddress } from "../../../src/index.js";
+import { MemoryPositionSource, Position, toChecksumAddress } from "../../../src/index.js";
 import { convertToAssets, formatUnits, usdValueCents } from "../../../src/math/index.js";
 import {
   DEMO,
@@ -36,8 +36,45 @@ export function positionSuite(suite: SuiteContext): void {
         shares: formatUnits(shares, 18),
         assets: formatUnits(assets, 6),
         usd_value: formatUnits(usdValueCents(assets, 6, 999800000000000000n), 2),
+        vault: {
+          decimals_offset: 12,
+          total_assets: "12345678901234",
+          total_supply: "11900000000000000000000000",
+          usd_price: "0.9998",
+        },
       });
       assert.equal(pos.shares, "1500.25");
+    });
+    test("the audit view recomputes the answer; virtual shares change it on a small vault after a donation", async () => {
+      const res = await t.get(`${P}/products/usdt-polygon-launch/position?address=${WALLET}`);
+      assert.equal(res.status, 200, res.text);
+      const pos = Position.parse((json(res) as { data: unknown }).data);
+      assert.deepEqual(pos.vault, {
+        decimals_offset: 6,
+        total_assets: "250000000",
+        total_supply: "1000000000000",
+        usd_price: "1",
+      });
+      // floor(600000000000 × (250000000 + 1) / (1000000000000 + 10^6)): 149.99985 USDT, not 150.
+      assert.equal(pos.shares, "0.6");
+      assert.equal(pos.assets, "149.99985");
+      assert.equal(pos.usd_value, "149.99");
+    });
+    test("a wrapper with no vault entry answers zeros and no audit view", async () => {
+      const r = await suite.start({ positions: new MemoryPositionSource([]) });
+      try {
+        const res = await r.get(`${P}/products/usdc-base-prime/position?address=${WALLET}`);
+        assert.equal(res.status, 200, res.text);
+        assert.deepEqual((json(res) as { data: unknown }).data, {
+          wallet_address: WALLET,
+          product_slug: "usdc-base-prime",
+          shares: "0",
+          assets: "0",
+          usd_value: "0",
+        });
+      } finally {
+        await r.close();
+      }
     });
     test("a wallet with shares but no known USD price → 503 service_unavailable, Retry-After: 60", async () => {
       const r = await suite.start({ prices: { getUsdPriceWad: () => Promise.resolve(undefined) } });
@@ -61,6 +98,11 @@ export function positionSuite(suite: SuiteContext): void {
         shares: "0",
         assets: "0",
         usd_value: "0",
+        vault: {
+          decimals_offset: 12,
+          total_assets: "12345678901234",
+          total_supply: "11900000000000000000000000",
+        },
       });
     });
     test("all-lowercase and all-uppercase addresses are accepted and echoed in EIP-55 form", async () => {
