@@ -217,7 +217,7 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
       return done(
         `Created ${summary.environment} API key ${summary.id} for partner "${partnerId}" (${keyShown(summary)}).\n\n` +
           `    ${apiKey}\n\n${wrapped(SHOWN_ONCE_KEY)}`,
-        { api_key: apiKey, key: keyJson(summary), notice: SHOWN_ONCE_KEY },
+        createdJson("api_key", apiKey, { key: keyJson(summary) }, SHOWN_ONCE_KEY),
       );
     },
   },
@@ -315,7 +315,7 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
       return done(
         `Promoted partner "${partnerId}" to production: created production API key ${summary.id} (${keyShown(summary)}).\n\n` +
           `    ${apiKey}\n\n${wrapped(SHOWN_ONCE_KEY)}`,
-        { api_key: apiKey, key: keyJson(summary), notice: SHOWN_ONCE_KEY },
+        createdJson("api_key", apiKey, { key: keyJson(summary) }, SHOWN_ONCE_KEY),
       );
     },
   },
@@ -340,7 +340,7 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
           `Created signing secret ${summary.id} for partner "${partnerId}" (${secretShown(summary)}). Events signed ` +
             "with it verify from the next request; the partner's other active secrets keep verifying until revoked.",
         ) + `\n\n    ${signingSecret}\n\n${wrapped(SHOWN_ONCE_SECRET)}`,
-        { signing_secret: signingSecret, secret: secretJson(summary), notice: SHOWN_ONCE_SECRET },
+        createdJson("signing_secret", signingSecret, { secret: secretJson(summary) }, SHOWN_ONCE_SECRET),
       );
     },
   },
@@ -410,6 +410,20 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
     },
   },
 ];
+
+/**
+ * The `--json` of every command that creates a credential, one scheme for keys and secrets: `kind`
+ * (`api_key` or `signing_secret`), `credential` (the key or secret itself, printed this once), its
+ * summary under the name the list commands use (`key` or `secret`), and the notice.
+ */
+function createdJson(
+  kind: "api_key" | "signing_secret",
+  credential: string,
+  summary: Record<string, unknown>,
+  notice: string,
+): Record<string, unknown> {
+  return { kind, credential, ...summary, notice };
+}
 
 function done(text: string, json: Record<string, unknown>, warnings: readonly string[] = []): AdminOutcome {
   return { ok: true, text, json, warnings };

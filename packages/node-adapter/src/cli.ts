@@ -10,6 +10,7 @@ import { type Backends, openBackends } from "./backends.js";
 import { formatBanner } from "./banner.js";
 import { helpText, parseCommandLine, type ServeConfig, UsageError } from "./cli-options.js";
 import { runDbCommand } from "./db-command.js";
+import { DEFAULT_FIXTURES_DIR, missingDataSource } from "./fixture-dir.js";
 import { setHeapGrowth } from "./heap-growth.js";
 import {
   type PublishedCredential,
@@ -68,6 +69,14 @@ async function main(argv: readonly string[]): Promise<void> {
 
 async function serve(config: ServeConfig): Promise<void> {
   setHeapGrowth(config.heapGrowthPercent);
+  const noData =
+    config.databaseUrl === undefined
+      ? missingDataSource(config.fixturesDir, config.fixturesDir === DEFAULT_FIXTURES_DIR)
+      : undefined;
+  if (noData !== undefined) {
+    fail(EXIT_USAGE, `cannot start: ${noData}`);
+    return;
+  }
   let backends: Backends;
   try {
     backends = await openBackends({

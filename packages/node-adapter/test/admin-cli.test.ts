@@ -126,7 +126,8 @@ describe("partner-yield partners|keys|secrets (in-process, in-memory admin)", ()
     });
     const created = await run("keys", "create", "--partner", "acme", "--env", "sandbox", "--label", "web");
     assert.equal(created.code, 0);
-    const apiKey = json(created)["api_key"] as string;
+    assert.equal(json(created)["kind"], "api_key");
+    const apiKey = json(created)["credential"] as string;
     assert.deepEqual(parseApiKey(apiKey), { ok: true, value: "sandbox" });
     assert.match(json(created)["notice"] as string, /shown only this once/);
     const key = json(created)["key"] as Record<string, unknown>;
@@ -157,12 +158,13 @@ describe("partner-yield partners|keys|secrets (in-process, in-memory admin)", ()
     assert.equal(json(await run("partners", "verify", "acme"))["changed"], false);
     const promoted = await run("keys", "promote", "--partner", "acme");
     assert.equal(promoted.code, 0);
-    const liveKey = json(promoted)["api_key"] as string;
+    const liveKey = json(promoted)["credential"] as string;
     assert.deepEqual(parseApiKey(liveKey), { ok: true, value: "production" });
     assert.equal((await run("keys", "promote", "--partner", "acme")).code, 5, "already in production");
 
     const secret = json(await run("secrets", "create", "--partner", "acme"));
-    const signingSecret = secret["signing_secret"] as string;
+    assert.equal(secret["kind"], "signing_secret");
+    const signingSecret = secret["credential"] as string;
     const secretId = (secret["secret"] as Record<string, string>)["id"]!;
     assert.match(signingSecret, /^whsec_[A-Za-z0-9_-]{32}$/);
     const secrets = json(await run("secrets", "list", "--partner", "acme"))["secrets"] as Record<
@@ -197,7 +199,7 @@ describe("partner-yield partners|keys|secrets (in-process, in-memory admin)", ()
     for (const [value, creator] of [
       [apiKey, created],
       [liveKey, promoted],
-      [signingSecret, all.find((r) => r.stdout.includes('"signing_secret"'))!],
+      [signingSecret, all.find((r) => r.stdout.includes('"kind":"signing_secret"'))!],
     ] as const) {
       assert.deepEqual(
         all.filter((r) => r.stdout.includes(value) || r.stderr.includes(value)),

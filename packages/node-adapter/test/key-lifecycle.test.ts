@@ -107,7 +107,7 @@ describe("a partner manager with the CLI alone, against PostgreSQL and running s
     let id: string;
     if (args.includes("--json")) {
       const document = JSON.parse(run.stdout) as Record<string, Record<string, string> | string>;
-      value = (document["api_key"] ?? document["signing_secret"]) as string;
+      value = document["credential"] as string;
       id = field(document, document["key"] === undefined ? "secret" : "key", "id");
     } else {
       value = /^ {4}(\S+)$/m.exec(run.stdout)![1]!;

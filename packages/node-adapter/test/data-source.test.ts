@@ -1,0 +1,66 @@
+/**
+ * `partner-yield serve` with no data source: an installed package carries no fixtures, so its
+ * default fixtures directory (a path inside node_modules) is missing, and `serve` must say so,
+ * naming --fixtures and --database-url, instead of failing on a file path with no hint. The
+ * installed layout is rebuilt here: the CLI's sources copied into
+ * TMP/node_modules/@partner-yield/node-adapter/src, whose default fixtures directory
+ * (TMP/node_modules/fixtures) does not exist.
+ */
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { missingDataSource } from "../src/fixture-dir.js";
+import { runCli } from "./server-process.js";
+
+const PACKAGE = fileURLToPath(new URL("../", import.meta.url));
+
+function run(cli: string, args: readonly string[]): Promise<{ code: number | null; stderr: string }> {
+  const env: Record<string, string | undefined> = { ...process.env };
+  for (const name of ["DATABASE_URL", "PARTNER_YIELD_FIXTURES", "REDIS_URL"]) delete env[name];
+  const child = spawn(process.execPath, ["--import", "tsx", cli, ...args], {
+    env,
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.on("data", (d) => (stderr += d));
+  return new Promise((resolve) => child.on("close", (code) => resolve({ code, stderr })));
+}
+
+describe("serve without a data source", () => {
+  test("an installed serve without flags names --fixtures and --database-url (exit 2)", async () => {
+    const root = mkdtempSync(join(tmpdir(), "py-installed-"));
+    after(() => rmSync(root, { recursive: true, force: true }));
+    const installed = join(root, "node_modules", "@partner-yield", "node-adapter");
+    mkdirSync(installed, { recursive: true });
+    cpSync(join(PACKAGE, "src"), join(installed, "src"), { recursive: true });
+    cpSync(join(PACKAGE, "package.json"), join(installed, "package.json"));
+    // Its dependencies, as an install would resolve them.
+    symlinkSync(join(PACKAGE, "node_modules"), join(installed, "node_modules"), "dir");
+    assert.ok(
+      !existsSync(join(root, "node_modules", "fixtures")),
+      "the default fixtures directory is missing",
+    );
+
+    const { code, stderr } = await run(join(installed, "src", "cli.ts"), ["serve", "--port", "0"]);
+    assert.equal(code, 2, stderr);
+    assert.match(
+      stderr,
+      /cannot start: no data to serve: no --fixtures was given and the default fixtures directory/,
+    );
+    assert.match(stderr, /an installed partner-yield carries no fixtures/);
+    assert.match(stderr, /--fixtures DIR \(or PARTNER_YIELD_FIXTURES\)/);
+    assert.match(stderr, /--database-url URL \(or\s+DATABASE_URL\)/);
+  });
+
+  test("a --fixtures directory that does not exist: the same hint, naming it", async () => {
+    const { code, stderr } = await runCli(["serve", "--port", "0", "--fixtures", "/nonexistent/py-fixtures"]);
+    assert.equal(code, 2, stderr);
+    assert.match(stderr, /the fixtures directory \/nonexistent\/py-fixtures does not exist/);
+    assert.match(stderr, /--database-url URL/);
+    assert.equal(missingDataSource(PACKAGE, false), undefined, "an existing directory is no refusal");
+  });
+});
