@@ -128,6 +128,26 @@ export {
 export type { Accepted, Refused, Result } from "./result.js";
 export { accept, refuse, unwrap } from "./result.js";
 export {
+  type BatchHandler,
+  CONSUMER_NAME,
+  type ConsumerBatch,
+  type ConsumerState,
+  checkConsumerName,
+  checkEventId,
+  checkLimit,
+  type EventConsumerPort,
+  type EventFilter,
+  type IterateOptions,
+  iterateEvents,
+  MemoryEventConsumers,
+  matchesFilter,
+  type PollOptions,
+  type ProcessOptions,
+  type RunOptions,
+  runConsumer,
+  sleep,
+} from "./stores/event-consumer.js";
+export {
   type AppendResult,
   DEFAULT_MAX_EVENT_BYTES,
   DEFAULT_MAX_EVENTS,
