@@ -93,6 +93,20 @@ export function parseBaseUrl(value: string): string {
   return url.href.replace(/\/+$/, "");
 }
 
+/**
+ * `--base-path`: the API's own base path (core's `basePath`), `""` for the root of the base URL.
+ * Leading slash, no trailing one; `/` is read as `""`.
+ * @example parseBasePath("/v1/partner/"); // "/v1/partner"
+ */
+export function parseBasePath(value: string): string {
+  const text = value.trim() === "/" ? "" : value.trim().replace(/\/+$/, "");
+  if (!/^(\/[A-Za-z0-9._~!$&'()*+,;=:@%-]+)*$/.test(text))
+    throw new ConfigError(
+      `--base-path must be "" or "/" followed by path segments (e.g. /api/partner, /v1/partner), got ${echoInput(value)}`,
+    );
+  return text;
+}
+
 /** `--only EVT-03,AUTH` → ["EVT-03", "AUTH"]. */
 export function parseOnly(value: string): string[] {
   const items = value

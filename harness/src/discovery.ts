@@ -1,8 +1,8 @@
 /**
  * The first request of every run: the calling partner's product list, which checks and
  * properties choose their products from (never hard-coded slugs). A refused key, an unreachable
- * target or a base URL with a path is a configuration error (exit 2): nothing after it could be
- * trusted.
+ * target or a product list not found (a wrong base URL or base path) is a configuration error
+ * (exit 2): nothing after it could be trusted.
  * @module
  */
 import {
@@ -12,13 +12,20 @@ import {
   PRODUCTS_PATH,
   problemCode,
 } from "./checks/context.js";
-import { ConfigError } from "./config.js";
-import type { HttpClient } from "./http/client.js";
+import { ConfigError, DEFAULTS } from "./config.js";
+import { DEFAULT_API_BASE_PATH, type HttpClient } from "./http/client.js";
 
 /** GET the product list once: checks choose their products from it (never hard-coded slugs). */
 export async function discover(
   client: HttpClient,
-  settings: { readonly baseUrl: string; readonly apiKey: string; readonly apiKeySource: string },
+  settings: {
+    readonly baseUrl: string;
+    readonly apiKey: string;
+    readonly apiKeySource: string;
+    /** The API's own base path (`--base-path`), for the message when the product list is not found. */
+    readonly apiBasePath?: string | undefined;
+    readonly timeoutMs?: number | undefined;
+  },
 ): Promise<Discovery> {
   const exchange = await client.send("DISCOVERY", {
     method: "GET",
@@ -27,7 +34,7 @@ export async function discover(
   });
   if (exchange.response === undefined) {
     throw new ConfigError(
-      `the target ${settings.baseUrl} is unreachable: ${exchange.error ?? "no response"}`,
+      `the target ${settings.baseUrl} is unreachable (GET ${exchange.request.url}, --timeout ${settings.timeoutMs ?? DEFAULTS.timeoutMs} ms): ${exchange.error ?? "no response"}`,
     );
   }
   const { status, text } = exchange.response;
@@ -40,10 +47,17 @@ export async function discover(
     );
   }
   if (status === 404) {
+    const basePath = settings.apiBasePath ?? DEFAULT_API_BASE_PATH;
+    const doubled =
+      basePath !== "" && new URL(settings.baseUrl).pathname.replace(/\/+$/, "").endsWith(basePath)
+        ? ` --base-url already ends with ${basePath}, which the harness adds itself: leave it out of --base-url.`
+        : "";
     throw new ConfigError(
       `GET ${exchange.request.url} answered 404${problemCode(exchange) ? ` ${problemCode(exchange)}` : ""}: ` +
-        "the base URL must be the server root, without /api/partner or another path " +
-        `(or the target answers a refused API key with 404: check ${source})`,
+        `the API is not there. --base-url is where the deployment is mounted (https://host, or https://host/yield/v1 ` +
+        `behind a mount path) and --base-path the API's own base path under it (now ${JSON.stringify(settings.apiBasePath ?? DEFAULT_API_BASE_PATH)}; ` +
+        `"" or /v1/partner for another basePath), so the products are at <base-url><base-path>/products ` +
+        `(or the target answers a refused API key with 404: check ${source}).${doubled}`,
     );
   }
   if (status !== 200)

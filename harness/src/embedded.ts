@@ -16,6 +16,8 @@ export interface EmbeddedOptions {
   /** Wraps the API's handler (fault injection); told the fixtures and credentials in use. */
   readonly wrap?: (api: PartnerApi, target: EmbeddedFixtures) => PartnerApiHandler;
   readonly fixturesDir?: string;
+  /** The API's own base path (core's `basePath`); default `/api/partner`. */
+  readonly basePath?: string;
   /** Credentials matching `fixturesDir`; default the adapter's DEMO_CREDENTIALS. */
   readonly credentials?: DemoCredentials;
 }
@@ -106,6 +108,7 @@ export async function startEmbeddedTarget(options: EmbeddedOptions = {}): Promis
       data,
       rateLimitQuota: quota,
       log: "none",
+      ...(options.basePath === undefined ? {} : { basePath: options.basePath }),
       ...(wrap ? { wrap: (api: PartnerApi) => wrap(api, fixtures) } : {}),
     });
   } catch (error) {

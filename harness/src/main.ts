@@ -14,6 +14,7 @@ import {
   DEFAULT_PLAN,
   DEFAULTS,
   ENV,
+  parseBasePath,
   parseBaseUrl,
   parseIntegerOption,
   parseLevel,
@@ -65,6 +66,9 @@ it first: a secret the target refuses is exit 2, like a refused API key.
 
 Target and credentials (secrets from the environment; flags work too, and are redacted in reports):
   --base-url URL            target, e.g. https://sandbox.example.com        [$${ENV.baseUrl}]
+                            with its mount path if it has one: https://host/yield/v1
+  --base-path PATH          the API's own base path under --base-url (core's basePath):
+                            /api/partner (default), /v1/partner, or "" for none
   --api-key KEY             the partner's API key                            [$${ENV.apiKey}]
   --signing-secret SECRET   the event signing secret (events checks)         [$${ENV.signingSecret}]
   --other-env-api-key KEY   a key of the other environment (AUTH-03)        [$${ENV.otherEnvApiKey}]
@@ -73,7 +77,8 @@ Target and credentials (secrets from the environment; flags work too, and are re
   --wallet ADDRESS          a wallet holding a position (POS-06, POS-09)
   --fixtures DIR            the deployment's fixture files (partners, products, vaults, prices
                             .json): POS-09 recomputes every position from them (embedded: its own)
-  Checks whose input is absent are reported as skipped (○), never as passed.
+  Checks whose input is absent are reported as skipped (○), never as passed. A credential
+  set but empty (PARTNER_SIGNING_SECRET=) is a configuration error (exit 2), never "absent".
 
 What to check:
   --level spec|reference    spec: only what interface.md states (plus "no 5xx");
@@ -90,12 +95,14 @@ Throttling:
   --rpm N                   client-side token bucket, requests a minute (default ${DEFAULTS.rpm}; embedded ${DEFAULTS.embeddedRpm})
   --burst N                 bucket size (default rpm / 10)
   --max-requests N          refuse to start a plan that could send more than N requests
-  --timeout MS              per-request timeout (default ${DEFAULTS.timeoutMs})
+  --timeout MS              per-request timeout (default ${DEFAULTS.timeoutMs}); a target silent for
+                            longer is reported as not answering within --timeout
 
-Reports:
+Reports (a path that cannot be written is exit 2 before any request):
   --junit FILE              JUnit XML (one testsuite per category)
   --json FILE               the whole run as JSON (missing directories are created)
-  --fail-on-skip            exit 1 when a selected check was skipped (CI without a secret stays red)
+  --fail-on-skip            exit 1 when a selected check was skipped (CI without a secret stays red);
+                            opt-in checks left out (RL-03 without --rate-limit-probe) do not count
 
 Exit codes: 0 no check failed (warnings and skips allowed), 1 a check failed (or was skipped,
 with --fail-on-skip), 2 bad configuration: unreachable target, refused API key or signing secret.
@@ -208,6 +215,7 @@ function parse<const O extends OptionsConfig>(args: readonly string[], options: 
 const RUN_OPTIONS = {
   help: { type: "boolean", short: "h" },
   "base-url": { type: "string" },
+  "base-path": { type: "string" },
   "api-key": { type: "string" },
   "signing-secret": { type: "string" },
   "other-env-api-key": { type: "string" },
@@ -244,6 +252,7 @@ async function runCommand(args: readonly string[], io: Io): Promise<number> {
   };
   const baseUrlText = v["base-url"] ?? nonEmpty(io.env[ENV.baseUrl]);
   const baseUrl = baseUrlText === undefined ? undefined : parseBaseUrl(baseUrlText);
+  const apiBasePath = v["base-path"] === undefined ? undefined : parseBasePath(v["base-path"]);
   const level = v.level === undefined ? DEFAULTS.level : parseLevel(v.level);
   const only = v.only === undefined ? undefined : parseOnly(v.only);
   const seed = int("seed", 0, 0x7fffffff) ?? randomSeed();
@@ -270,8 +279,15 @@ async function runCommand(args: readonly string[], io: Io): Promise<number> {
   });
   const fixtures = v.fixtures === undefined ? undefined : loadReferenceFixtures(v.fixtures);
   const reports = prepareReports(v.junit, v.json);
+  const rerun = rerunInputs(v, baseUrl);
   if (baseUrl === undefined) {
-    for (const flag of ["api-key", "signing-secret", "other-env-api-key", "revoked-api-key"] as const) {
+    for (const flag of [
+      "api-key",
+      "signing-secret",
+      "other-env-api-key",
+      "revoked-api-key",
+      "base-path",
+    ] as const) {
       if (v[flag] !== undefined)
         throw new ConfigError(`--${flag} needs --base-url (the embedded server uses the demo credentials)`);
     }
@@ -295,7 +311,7 @@ async function runCommand(args: readonly string[], io: Io): Promise<number> {
       timeoutMs,
     });
   } else {
-    const apiKey = v["api-key"] ?? nonEmpty(io.env[ENV.apiKey]);
+    const apiKey = credential(v["api-key"], "--api-key", io.env, "apiKey");
     const apiKeySource = v["api-key"] !== undefined ? "the key passed with --api-key" : ENV.apiKey;
     if (apiKey === undefined) {
       throw new ConfigError(`no API key: set ${ENV.apiKey} (or pass --api-key) for ${baseUrl}`);
@@ -303,11 +319,12 @@ async function runCommand(args: readonly string[], io: Io): Promise<number> {
     const rpm = rpmFlag ?? DEFAULTS.rpm;
     settings = {
       baseUrl,
+      ...(apiBasePath === undefined ? {} : { apiBasePath }),
       embedded: false,
       apiKey,
-      signingSecret: v["signing-secret"] ?? nonEmpty(io.env[ENV.signingSecret]),
-      otherEnvApiKey: v["other-env-api-key"] ?? nonEmpty(io.env[ENV.otherEnvApiKey]),
-      revokedApiKey: v["revoked-api-key"] ?? nonEmpty(io.env[ENV.revokedApiKey]),
+      signingSecret: credential(v["signing-secret"], "--signing-secret", io.env, "signingSecret"),
+      otherEnvApiKey: credential(v["other-env-api-key"], "--other-env-api-key", io.env, "otherEnvApiKey"),
+      revokedApiKey: credential(v["revoked-api-key"], "--revoked-api-key", io.env, "revokedApiKey"),
       foreignSlug: v["foreign-slug"],
       wallet,
       fixtures,
@@ -337,9 +354,10 @@ async function runCommand(args: readonly string[], io: Io): Promise<number> {
       onSend: (spent) => reporter.requestSent(spent),
       onBackoff: (ms) => reporter.backoff(ms),
     });
-    reporter.summary(report, rerunCommand(report, settings, invocation(io)));
-    if (settings.failOnSkip && report.summary.skipped > 0 && report.summary.failed === 0)
-      io.stdout.write(`--fail-on-skip: ${report.summary.skipped} check(s) skipped, exit 1\n`);
+    reporter.summary(report, rerunCommand(report, settings, invocation(io), rerun));
+    const skips = countedSkips(report);
+    if (settings.failOnSkip && skips > 0 && report.summary.failed === 0)
+      io.stdout.write(`--fail-on-skip: ${skips} check(s) skipped, exit 1\n`);
     return writeReports(report, reports, redactor, io);
   } finally {
     await embedded?.close();
@@ -364,7 +382,7 @@ export function prepareReports(junit: string | undefined, json: string | undefin
     if (file === undefined) continue;
     if (file === "") throw new ConfigError(`${flag} needs a file name`);
     try {
-      mkdirSync(dirname(resolve(file)), { recursive: true });
+      makeDirectories(dirname(resolve(file)));
       if (existsSync(file)) {
         if (statSync(file).isDirectory()) throw new Error("it is a directory");
         accessSync(file, constants.W_OK);
@@ -374,6 +392,23 @@ export function prepareReports(junit: string | undefined, json: string | undefin
     }
   }
   return { junit, json };
+}
+
+/**
+ * mkdir -p without `mkdirSync(…, { recursive: true })`, which spins forever under /proc: the
+ * missing directories are made one by one below the nearest one that exists.
+ */
+function makeDirectories(dir: string): void {
+  const missing: string[] = [];
+  let at = dir;
+  while (!existsSync(at)) {
+    missing.unshift(at);
+    const up = dirname(at);
+    if (up === at) break;
+    at = up;
+  }
+  if (existsSync(at) && !statSync(at).isDirectory()) throw new Error(`${at} is not a directory`);
+  for (const each of missing) mkdirSync(each);
 }
 
 /**
@@ -404,16 +439,127 @@ export function writeReports(
   return report.exitCode === 1 ? 1 : failed ? 2 : 0;
 }
 
-/** The command that replays the failed (and warned) checks with the same seed, as the user started the CLI. */
-export function rerunCommand(report: RunReport, settings: RunSettings, how: Invocation): string | undefined {
+/** What a rerun must repeat: the run's input flags, and the secrets' environment variables. */
+export interface RerunInputs {
+  /** Flags and values, in order, each value shell-quoted where needed. */
+  readonly flags: readonly string[];
+  /** Environment variables the rerun needs, as set for this run (secrets never go on the line). */
+  readonly env: readonly string[];
+  /** Secrets this run took as flags: the rerun reads them from these variables instead. */
+  readonly movedToEnv: readonly string[];
+}
+
+/** Flags a rerun does not repeat: the selection and seed it sets itself, the report files, help. */
+const NOT_REPEATED = new Set(["help", "only", "seed", "junit", "json", "base-url"]);
+
+/** Secret flags and the environment variable a rerun reads each from. */
+const SECRET_FLAGS: Readonly<Record<string, keyof typeof ENV>> = {
+  "api-key": "apiKey",
+  "signing-secret": "signingSecret",
+  "other-env-api-key": "otherEnvApiKey",
+  "revoked-api-key": "revokedApiKey",
+};
+
+/** The rerun's inputs from a run's parsed flags (every input flag, in the order of RUN_OPTIONS). */
+function rerunInputs(
+  v: Partial<Record<keyof typeof RUN_OPTIONS, string | boolean | undefined>>,
+  baseUrl: string | undefined,
+): RerunInputs {
+  const flags: string[] = baseUrl === undefined ? [] : ["--base-url", shellWord(baseUrl)];
+  const env: string[] = [];
+  const movedToEnv: string[] = [];
+  for (const name of Object.keys(RUN_OPTIONS) as Array<keyof typeof RUN_OPTIONS>) {
+    const value = v[name];
+    if (value === undefined || value === false || NOT_REPEATED.has(name)) continue;
+    const secret = SECRET_FLAGS[name];
+    if (secret !== undefined) {
+      movedToEnv.push(`--${name} → ${ENV[secret]}`);
+      continue;
+    }
+    if (value === true) flags.push(`--${name}`);
+    else
+      flags.push(
+        value.startsWith("-") ? `--${name}=${shellWord(value)}` : `--${name}`,
+        ...(value.startsWith("-") ? [] : [shellWord(value)]),
+      );
+  }
+  if (baseUrl !== undefined)
+    for (const [flag, secret] of Object.entries(SECRET_FLAGS))
+      if (v[flag as keyof typeof RUN_OPTIONS] === undefined) env.push(ENV[secret]);
+  return { flags, env, movedToEnv };
+}
+
+/** A word the shell reads back as itself. */
+function shellWord(text: string): string {
+  return /^[A-Za-z0-9_./:@%+=,-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`;
+}
+
+/**
+ * The command that replays the failed (and warned) checks with the same seed and every input
+ * flag of the run, as the user started the CLI; a second line names the environment variables
+ * it reads the secrets from (never printed). Without `inputs`, the inputs are read off `settings`.
+ */
+export function rerunCommand(
+  report: RunReport,
+  settings: RunSettings,
+  how: Invocation,
+  inputs?: RerunInputs,
+): string | undefined {
   const failed = report.results
     .filter((r) => r.status === "failed" || r.status === "warning")
     .map((r) => r.id);
   if (failed.length === 0) return undefined;
-  const parts = [how.conformance, "run", "--seed", String(report.seed), "--only", failed.join(",")];
-  if (!settings.embedded) parts.push("--base-url", settings.baseUrl);
-  if (settings.level !== "reference") parts.push("--level", settings.level);
-  return parts.join(" ");
+  const given = inputs ?? inputsOf(settings);
+  const parts = [
+    how.conformance,
+    "run",
+    "--seed",
+    String(report.seed),
+    "--only",
+    failed.join(","),
+    ...given.flags,
+  ];
+  const env = given.env.filter((name) => name === ENV.apiKey || secretSet(settings, name));
+  const moved = given.movedToEnv;
+  const lines = [parts.join(" ")];
+  if (env.length > 0 || moved.length > 0)
+    lines.push(
+      `  with ${[...env, ...moved.map((m) => m.split(" → ")[1]!)].join(", ")} set in the environment as for this run` +
+        (moved.length > 0
+          ? ` (this run took ${moved.map((m) => m.split(" → ")[0]).join(", ")} on the command line)`
+          : ""),
+    );
+  return lines.join("\n");
+}
+
+function secretSet(settings: RunSettings, name: string): boolean {
+  if (name === ENV.signingSecret) return settings.signingSecret !== undefined;
+  if (name === ENV.otherEnvApiKey) return settings.otherEnvApiKey !== undefined;
+  if (name === ENV.revokedApiKey) return settings.revokedApiKey !== undefined;
+  return true;
+}
+
+/** A rerun's inputs read off resolved settings (the docs' sample runs). */
+function inputsOf(settings: RunSettings): RerunInputs {
+  const flags: string[] = [];
+  if (!settings.embedded) {
+    flags.push("--base-url", shellWord(settings.baseUrl));
+    if (settings.apiBasePath !== undefined) flags.push("--base-path", shellWord(settings.apiBasePath));
+    if (settings.foreignSlug !== undefined) flags.push("--foreign-slug", shellWord(settings.foreignSlug));
+    if (settings.wallet !== undefined) flags.push("--wallet", settings.wallet);
+  }
+  if (settings.level !== "reference") flags.push("--level", settings.level);
+  if (settings.rateLimitProbe) flags.push("--rate-limit-probe");
+  return {
+    flags,
+    env: settings.embedded ? [] : Object.values(SECRET_FLAGS).map((k) => ENV[k]),
+    movedToEnv: [],
+  };
+}
+
+/** Skips that count for `--fail-on-skip`: not the opt-in checks the run did not opt into. */
+export function countedSkips(report: RunReport): number {
+  return report.results.filter((r) => r.status === "skipped" && !r.optIn).length;
 }
 
 function listCommand(args: readonly string[], io: Io): number {
@@ -526,7 +672,7 @@ async function propertiesCommand(args: readonly string[], io: Io): Promise<numbe
   const print = (line: string) => io.stdout.write(`${line}\n`);
   let report: { failed: number };
   if (baseUrl !== undefined) {
-    const apiKey = v["api-key"] ?? nonEmpty(io.env[ENV.apiKey]);
+    const apiKey = credential(v["api-key"], "--api-key", io.env, "apiKey");
     if (apiKey === undefined)
       throw new ConfigError(`no API key: set ${ENV.apiKey} (or pass --api-key) for ${baseUrl}`);
     const wallet = v.wallet;
@@ -583,4 +729,30 @@ async function propertiesCommand(args: readonly string[], io: Io): Promise<numbe
 
 function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value === "" ? undefined : value;
+}
+
+/**
+ * A credential from its flag or its environment variable; undefined when neither is given. Set
+ * but empty (`PARTNER_SIGNING_SECRET=`, `--api-key ""`) is a configuration error: a CI job whose
+ * secret did not expand must not skip the checks that need it and go green.
+ */
+function credential(
+  flag: string | undefined,
+  flagName: string,
+  env: NodeJS.ProcessEnv,
+  key: keyof typeof ENV,
+): string | undefined {
+  const name = ENV[key];
+  if (flag !== undefined) {
+    if (flag.trim() === "")
+      throw new ConfigError(`${flagName} is empty: give the value, or leave the flag out`);
+    return flag;
+  }
+  const value = env[name];
+  if (value === undefined) return undefined;
+  if (value.trim() === "")
+    throw new ConfigError(
+      `${name} is set but empty: give it the value (did the CI secret expand?), or unset it to run without it`,
+    );
+  return value;
 }

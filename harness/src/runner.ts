@@ -31,12 +31,15 @@ import { HttpClient } from "./http/client.js";
 import type { ReferenceFixtures } from "./oracle/fixtures.js";
 import { PREFLIGHT_REQUESTS, preflightSigning } from "./preflight.js";
 import { Redactor } from "./redact.js";
-import { type Clock, TokenBucket } from "./throttle.js";
+import { type Clock, systemClock, TokenBucket } from "./throttle.js";
 import { VERSION } from "./version.js";
 
 /** Everything a run needs, resolved: the target, its credentials and the knobs. */
 export interface RunSettings {
+  /** Where the deployment is mounted: an origin, with a path when it has one (`https://host/yield/v1`). */
   readonly baseUrl: string;
+  /** The API's own base path under `baseUrl` (`--base-path`); `/api/partner` by default. */
+  readonly apiBasePath?: string;
   readonly embedded: boolean;
   readonly apiKey: string;
   readonly signingSecret: string | undefined;
@@ -248,6 +251,99 @@ export function planRun(settings: RunSettings, checks: readonly CheckDefinition[
   return plan;
 }
 
+/**
+ * RL-02 (the remaining count goes down) can only conclude when no counted request may leave the
+ * rolling window between two of its requests: the window's oldest request must be a few seconds
+ * from leaving. In a run longer than the window, a steady stream of requests always has one about
+ * to leave. So RL-02 is its own phase: run last (before the opt-in quota probe), and when the run
+ * is longer than the window the harness keeps a quiet stretch (no request) about a window before
+ * it, then waits until that stretch is the window's oldest part.
+ */
+export const QUIET_CHECK = "RL-02";
+/** The quiet stretch, long enough to absorb a late estimate of the checks after it. */
+export const QUIET_MS = 8_000;
+/** CONTRACT §7: limits are over any rolling 60 seconds. */
+const WINDOW_MS = 60_000;
+/** The quiet stretch is kept when about this much of the run is left (the wait before RL-02 is the rest of a window). */
+const QUIET_LEAD_MS = 40_000;
+
+class QuietPhase {
+  readonly #plan: Plan;
+  readonly #settings: RunSettings;
+  readonly #clock: Clock;
+  readonly #now: () => number;
+  readonly #started: number;
+  readonly #phased: PlannedCheck | undefined;
+  readonly #spent: () => number;
+  #quietAt: number | undefined;
+  #waitedMs = 0;
+
+  constructor(plan: Plan, settings: RunSettings, clock: Clock, now: () => number, spent: () => number) {
+    this.#plan = plan;
+    this.#spent = spent;
+    this.#settings = settings;
+    this.#clock = clock;
+    this.#now = now;
+    this.#started = now();
+    const phased = plan.checks.find((p) => p.check.id === QUIET_CHECK && p.skipReason === undefined);
+    this.#phased = phased !== undefined && plan.checks.length > 1 ? phased : undefined;
+  }
+
+  /** The plan's checks, RL-02 moved after every other one but the opt-in quota probe. */
+  order(): readonly PlannedCheck[] {
+    const phased = this.#phased;
+    if (phased === undefined) return this.#plan.checks;
+    const probe = (p: PlannedCheck) => p.check.needs?.includes("rateLimitProbe") === true;
+    const rest = this.#plan.checks.filter((p) => p !== phased);
+    return [...rest.filter((p) => !probe(p)), phased, ...rest.filter(probe)];
+  }
+
+  /**
+   * Estimated time the scenarios from `planned` on (RL-02 apart) still take: at the throttle, or at
+   * the pace of the run so far when that is slower (latency, a check that waits).
+   */
+  #remainingMs(planned: PlannedCheck): number {
+    const order = this.order();
+    const rest = order
+      .slice(order.indexOf(planned))
+      .filter((p) => p !== this.#phased && p.skipReason === undefined && p.check.kind === "scenario");
+    const cost = rest.reduce((n, p) => n + p.cost, 0);
+    const pace = this.#spent() > 0 ? (this.#now() - this.#started) / this.#spent() : 0;
+    return cost * Math.max(60_000 / this.#settings.rpm, pace);
+  }
+
+  async beforeCheck(planned: PlannedCheck, hooks: RunHooks): Promise<void> {
+    if (this.#phased === undefined || this.#quietAt !== undefined) return;
+    const elapsed = this.#now() - this.#started;
+    const remaining = this.#remainingMs(planned);
+    // A run that ends within the window needs no quiet stretch: its start is one.
+    if (elapsed + remaining < WINDOW_MS - QUIET_MS || remaining > QUIET_LEAD_MS) return;
+    this.#quietAt = this.#now();
+    hooks.onBackoff?.(QUIET_MS);
+    await this.#clock.sleep(QUIET_MS);
+    this.#waitedMs += QUIET_MS;
+  }
+
+  async beforePhased(hooks: RunHooks): Promise<void> {
+    if (this.#quietAt === undefined) return;
+    const wait = this.#quietAt + WINDOW_MS + 500 - this.#now();
+    if (wait <= 0) return;
+    hooks.onBackoff?.(wait);
+    await this.#clock.sleep(wait);
+    this.#waitedMs += wait;
+  }
+
+  /** RL-02's result says how it was run. */
+  annotate(result: CheckResult): CheckResult {
+    if (result.id !== QUIET_CHECK || this.#phased === undefined) return result;
+    const how =
+      this.#quietAt === undefined
+        ? "run last, while the run's first request was still in the rolling window"
+        : `run last, a window after a quiet stretch of ${QUIET_MS / 1000} s the harness kept (it waited ${Math.round(this.#waitedMs / 1000)} s in all for it)`;
+    return { ...result, notes: [...result.notes, how] };
+  }
+}
+
 /** A response check being applied to the run's exchanges. */
 interface ActiveJudge {
   readonly check: ResponseCheck;
@@ -287,6 +383,7 @@ export async function runConformance(settings: RunSettings, hooks: RunHooks = {}
     plan: settings.plan,
     runTag: settings.runTag ?? runTag(settings.seed),
     signing: undefined,
+    timeoutMs: settings.timeoutMs,
   };
   const runnable = plan.checks.filter((p) => p.skipReason === undefined);
   const judges: ActiveJudge[] = runnable.flatMap((p) =>
@@ -296,6 +393,7 @@ export async function runConformance(settings: RunSettings, hooks: RunHooks = {}
   );
   const client = new HttpClient({
     baseUrl: settings.baseUrl,
+    ...(settings.apiBasePath === undefined ? {} : { apiBasePath: settings.apiBasePath }),
     bucket,
     timeoutMs: settings.timeoutMs,
     ...(hooks.onSend ? { onSend: hooks.onSend } : {}),
@@ -311,6 +409,8 @@ export async function runConformance(settings: RunSettings, hooks: RunHooks = {}
   try {
     const discovery = await discover(client, {
       baseUrl: settings.baseUrl,
+      apiBasePath: settings.apiBasePath,
+      timeoutMs: settings.timeoutMs,
       apiKey: settings.apiKey,
       apiKeySource: settings.apiKeySource ?? "PARTNER_API_KEY",
     });
@@ -331,21 +431,32 @@ export async function runConformance(settings: RunSettings, hooks: RunHooks = {}
       hooks.onCheckStart?.(active.check, begun++, total);
       probes.set(active.check.id, await runProbe(active.check, runInputs, discovery, client, now));
     }
-    for (const planned of plan.checks) {
-      if (planned.skipReason !== undefined) report(skippedResult(planned.check, planned.skipReason));
-      else if (planned.check.kind === "scenario") {
-        hooks.onCheckStart?.(planned.check, begun++, total);
+    const quiet = new QuietPhase(plan, settings, clock ?? systemClock, now, () => client.spent);
+    for (const planned of quiet.order()) {
+      if (planned.check.id === QUIET_CHECK && planned.skipReason === undefined)
+        await quiet.beforePhased(hooks);
+      else if (planned.skipReason === undefined && planned.check.kind === "scenario")
+        await quiet.beforeCheck(planned, hooks);
+      if (planned.skipReason !== undefined)
         report(
-          await runScenario(
+          skippedResult(
             planned.check,
-            runInputs,
-            discovery,
-            client,
-            redactor,
-            settings.signingSecret,
-            now,
+            planned.skipReason,
+            planned.check.needs?.includes("rateLimitProbe") === true && !settings.rateLimitProbe,
           ),
         );
+      else if (planned.check.kind === "scenario") {
+        hooks.onCheckStart?.(planned.check, begun++, total);
+        const result = await runScenario(
+          planned.check,
+          runInputs,
+          discovery,
+          client,
+          redactor,
+          settings.signingSecret,
+          now,
+        );
+        report(quiet.annotate(result));
       }
     }
     for (const active of judges)
@@ -382,7 +493,12 @@ export async function runConformance(settings: RunSettings, hooks: RunHooks = {}
     throttle: { rpm: settings.rpm, burst: settings.burst, waitedMs: Math.round(bucket.waitedMs) },
     results,
     summary,
-    exitCode: summary.failed > 0 || (settings.failOnSkip === true && summary.skipped > 0) ? 1 : 0,
+    // Opt-in checks left out (RL-03 without --rate-limit-probe) are not gaps of the run.
+    exitCode:
+      summary.failed > 0 ||
+      (settings.failOnSkip === true && results.some((r) => r.status === "skipped" && r.optIn !== true))
+        ? 1
+        : 0,
   };
 }
 
@@ -578,8 +694,9 @@ function responseResult(
   return { ...base, status: "passed", message: undefined, failureKind: undefined, evidence: [] };
 }
 
-function skippedResult(check: CheckDefinition, reason: string): CheckResult {
+function skippedResult(check: CheckDefinition, reason: string, optIn = false): CheckResult {
   return {
+    ...(optIn ? { optIn } : {}),
     ...baseResult(check),
     status: "skipped",
     message: reason,

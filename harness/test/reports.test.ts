@@ -144,14 +144,17 @@ describe("reports of a run with failures", () => {
     assert.equal(failed.kind, "response");
   });
 
-  test("a warning is never a pass in JUnit: a skipped case of type warning", () => {
+  test("a warning is marked apart in JUnit: neither a skip nor a failure, a status property and system-err", () => {
     const warned: CheckResult = { ...report.results[0]!, status: "warning", message: "inconclusive: …" };
     const root = parseXml(
       toJUnit({ ...report, results: [warned], summary: { ...report.summary, warned: 1 } }, redactor),
     );
-    const skipped = root.children[0]!.children.find((c) => c.name === "testcase")!.children[0]!;
-    assert.equal(skipped.name, "skipped");
-    assert.equal(skipped.attributes["type"], "warning");
+    const testcase = root.children[0]!.children.find((c) => c.name === "testcase")!;
+    assert.ok(!testcase.children.some((c) => c.name === "skipped" || c.name === "failure"));
+    const status = testcase.children[0]!.children.find((p) => p.attributes["name"] === "status")!;
+    assert.equal(status.attributes["value"], "warning");
+    assert.match(testcase.children.find((c) => c.name === "system-err")!.text, /^warning: inconclusive/);
+    assert.equal(root.children[0]!.attributes["skipped"], "0");
   });
 
   test("the console report shows ✔ ✖ ⚠, the evidence, a curl command and the seed", () => {

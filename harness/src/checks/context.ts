@@ -96,6 +96,8 @@ export interface CheckInputs {
   readonly runTag: string;
   /** Set when the signing preflight ran. */
   readonly signing: SigningProbe | undefined;
+  /** The per-request timeout (`--timeout`), for checks that wait on an answer. */
+  readonly timeoutMs?: number;
 }
 
 export interface AuthOption {
@@ -474,9 +476,13 @@ export class CheckContext {
     if (exchange.response === undefined) response = `(no response: ${exchange.error ?? "unknown"})`;
     else {
       const lines = [`HTTP ${exchange.response.status}`];
+      // Every header the response carried (a check may judge any: a leaking X-Debug-Key, a CORS
+      // header), but the connection's own bookkeeping.
       for (const [name, value] of Object.entries(exchange.response.headers)) {
-        if (INTERESTING_HEADERS.has(name)) lines.push(`${name}: ${value}`);
+        if (!CONNECTION_HEADERS.has(name)) lines.push(`${name}: ${value}`);
       }
+      if (exchange.response.cut !== undefined)
+        lines.push(`(the body was cut short: ${exchange.response.cut})`);
       lines.push("", excerpt(exchange.response.text, 600));
       response = lines.join("\n");
     }
@@ -494,17 +500,8 @@ export class CheckContext {
   }
 }
 
-const INTERESTING_HEADERS = new Set([
-  "content-type",
-  "allow",
-  "retry-after",
-  "ratelimit",
-  "ratelimit-policy",
-  "idempotent-replayed",
-  "x-request-id",
-  "cache-control",
-  "x-content-type-options",
-]);
+/** Headers of the connection, not of the answer: left out of the evidence. */
+const CONNECTION_HEADERS = new Set(["date", "connection", "keep-alive"]);
 
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);

@@ -172,7 +172,8 @@ export const RATE_LIMIT_CHECKS: readonly CheckDefinition[] = [
         prevAt = at;
       }
       t.warning(
-        `inconclusive: t never left room for a request to be counted before the oldest one left the window (${seen.join(", ")})`,
+        `inconclusive: t never left room for a request to be counted before the oldest one left the window (${seen.join(", ")}); ` +
+          "other traffic on this key, or a run slower than planned: rerun it alone (--only RL-02) after a minute without requests",
       );
     },
   },

@@ -137,6 +137,8 @@ export interface CheckResult {
   readonly evidence: readonly Evidence[];
   readonly requests: number;
   readonly durationMs: number;
+  /** Set on an opt-in check the run did not opt into (RL-03): its skip is not a gap `--fail-on-skip` counts. */
+  readonly optIn?: boolean;
 }
 
 /** `interface.md §4.3, §5.5; CONTRACT §3` from citations, in order, each section once. */

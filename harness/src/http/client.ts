@@ -42,6 +42,8 @@ export interface RecordedResponse {
   /** Lower-case names; repeated headers joined with ", ". */
   readonly headers: Readonly<Record<string, string>>;
   readonly text: string;
+  /** Set when the body could not be read to its end (the connection reset after the headers). */
+  readonly cut?: string;
 }
 
 /** One request and what came back (or the transport error that stopped it). */
@@ -59,7 +61,13 @@ export interface Exchange {
 }
 
 export interface HttpClientOptions {
+  /** Where the deployment is mounted: its origin, and a path prefix when it has one (`https://host/yield/v1`). */
   readonly baseUrl: string;
+  /**
+   * The API's own base path (core's `basePath`): `/api/partner` by default, `""` or `/v1/partner`
+   * for another mount. Checks write paths as `/api/partner/…`; that prefix is replaced by this one.
+   */
+  readonly apiBasePath?: string;
   readonly bucket: TokenBucket;
   readonly timeoutMs?: number;
   /** Longest `Retry-After` a GET waits for before giving up and returning the 429. Default 65 s. */
@@ -78,6 +86,7 @@ export class HttpClient {
   readonly baseUrl: string;
   readonly #origin: string;
   readonly #basePath: string;
+  readonly #apiBasePath: string;
   readonly #bucket: TokenBucket;
   readonly #agent: Agent;
   readonly #timeoutMs: number;
@@ -94,6 +103,7 @@ export class HttpClient {
     this.baseUrl = options.baseUrl.replace(/\/+$/, "");
     this.#origin = url.origin;
     this.#basePath = url.pathname.replace(/\/+$/, "");
+    this.#apiBasePath = options.apiBasePath ?? DEFAULT_API_BASE_PATH;
     this.#bucket = options.bucket;
     this.#timeoutMs = options.timeoutMs ?? 15_000;
     this.#maxRetryWaitMs = options.maxRetryWaitMs ?? 65_000;
@@ -131,7 +141,7 @@ export class HttpClient {
   /** Sends a request on behalf of a check. Transport failures are recorded, not thrown. */
   async send(checkId: string, spec: RequestSpec): Promise<Exchange> {
     const started = performance.now();
-    const path = this.#basePath + spec.path;
+    const path = this.#basePath + onBasePath(spec.path, this.#apiBasePath);
     const request: RecordedRequest = {
       method: spec.method,
       url: this.#origin + path,
@@ -156,7 +166,9 @@ export class HttpClient {
         error = undefined;
       } catch (cause) {
         response = undefined;
-        error = describeTransportError(cause);
+        error = describeTransportError(cause, this.#timeoutMs);
+        if (spec.stream !== undefined && !streamState.finished)
+          error += ` (while still sending the body, after ${streamState.bytes} bytes)`;
         break;
       }
       if (response.status !== 429) break;
@@ -206,9 +218,37 @@ export class HttpClient {
       idempotent: false,
     });
     stream?.answered();
-    const text = request.method === "HEAD" ? await drainHead(result.body) : await result.body.text();
-    return { status: result.statusCode, headers: flattenHeaders(result.headers), text };
+    const headers = flattenHeaders(result.headers);
+    try {
+      const text = request.method === "HEAD" ? await drainHead(result.body) : await result.body.text();
+      return { status: result.statusCode, headers, text };
+    } catch (cause) {
+      // The status and headers were read: they are the answer, even when the body was cut short
+      // (a server that closes after an early 413 while the request is still being sent).
+      if (stream === undefined) throw cause;
+      return {
+        status: result.statusCode,
+        headers,
+        text: "",
+        cut: describeTransportError(cause, this.#timeoutMs),
+      };
+    }
   }
+}
+
+/** The API's base path when none is given (interface.md's paths). */
+export const DEFAULT_API_BASE_PATH = "/api/partner";
+
+/**
+ * A check's path on the deployment's own base path.
+ * @example onBasePath("/api/partner/products", "/v1/partner"); // "/v1/partner/products"
+ */
+export function onBasePath(path: string, apiBasePath: string): string {
+  if (apiBasePath === DEFAULT_API_BASE_PATH) return path;
+  if (path === DEFAULT_API_BASE_PATH) return apiBasePath === "" ? "/" : apiBasePath;
+  if (path.startsWith(`${DEFAULT_API_BASE_PATH}/`) || path.startsWith(`${DEFAULT_API_BASE_PATH}?`))
+    return apiBasePath + path.slice(DEFAULT_API_BASE_PATH.length);
+  return path;
 }
 
 /** Wraps a streamed body: counts its bytes and notes whether it ended before the response came. */
@@ -267,12 +307,42 @@ export function parseRetryAfter(value: string | undefined, now: number = Date.no
   return Math.max(0, date - now);
 }
 
-function describeTransportError(cause: unknown): string {
-  if (cause instanceof Error) {
-    const code = (cause as { code?: unknown }).code;
-    const inner = (cause as { cause?: unknown }).cause;
-    const innerText = inner instanceof Error ? `: ${inner.message}` : "";
-    return `${typeof code === "string" ? code + " " : ""}${cause.message}${innerText}`;
+/**
+ * A transport error in words: its code, what it means and what to do (the timeout names
+ * `--timeout`; https against a plain-http port says so instead of OpenSSL's record error).
+ */
+export function describeTransportError(cause: unknown, timeoutMs: number): string {
+  if (!(cause instanceof Error)) return String(cause);
+  const code = (cause as { code?: unknown }).code;
+  const inner = (cause as { cause?: unknown }).cause;
+  const innerCode = inner instanceof Error ? (inner as { code?: unknown }).code : undefined;
+  const name = typeof code === "string" ? code : typeof innerCode === "string" ? innerCode : "";
+  const raw = `${cause.message}${inner instanceof Error ? `: ${inner.message}` : ""}`;
+  switch (name) {
+    case "UND_ERR_HEADERS_TIMEOUT":
+    case "UND_ERR_BODY_TIMEOUT":
+      return `${name}: no ${name === "UND_ERR_HEADERS_TIMEOUT" ? "response" : "end of the response body"} within --timeout ${timeoutMs} ms (the connection was open, the target did not answer in time); raise --timeout if the target is slow`;
+    case "UND_ERR_CONNECT_TIMEOUT":
+    case "ETIMEDOUT":
+      return `${name}: no connection within --timeout ${timeoutMs} ms (a firewall dropping packets, or a wrong host or port); raise --timeout if the network is slow`;
+    case "ECONNREFUSED":
+      return `ECONNREFUSED: connection refused (nothing listens at that host and port): ${raw}`;
+    case "ENOTFOUND":
+    case "EAI_AGAIN":
+      return `${name}: the host name does not resolve (check the host of --base-url): ${raw}`;
+    case "EPIPE":
+    case "ECONNRESET":
+    case "UND_ERR_SOCKET":
+      return `${name}: the target closed the connection (${name === "EPIPE" ? "while the request was being written" : "reset"}): ${raw}`;
   }
-  return String(cause);
+  if (
+    /^ERR_SSL_(WRONG_VERSION_NUMBER|PACKET_LENGTH_TOO_LONG|HTTP_REQUEST)$/.test(name) ||
+    /wrong version number|packet length too long/i.test(raw)
+  )
+    return `${name || "TLS"}: the TLS handshake failed because the target answered in plain http, not https: use http:// in --base-url (or point it at the https port)`;
+  if (/CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(name))
+    return `${name}: the target's TLS certificate is not trusted (${cause.message}); for a private CA, set NODE_EXTRA_CA_CERTS=ca.pem`;
+  if (name.startsWith("ERR_SSL") || name.startsWith("ERR_TLS"))
+    return `${name}: the TLS handshake failed (is --base-url's scheme and port right?)`;
+  return `${name === "" ? "" : `${name} `}${raw}`;
 }

@@ -1,7 +1,8 @@
 /**
  * JUnit XML, the format every CI server and test viewer reads: one `<testsuite>` per category,
  * one `<testcase>` per check, `<failure>` with the evidence and the curl command, `<skipped>` with
- * the reason. The seed is a property of every suite.
+ * the reason, a warning as a `status` property of `warning` with its evidence on `<system-err>`
+ * (neither a skip nor a failure). The seed and the count of warnings are properties of every suite.
  * @module
  */
 import { type CheckResult, FAILURE_KINDS } from "../checks/types.js";
@@ -64,9 +65,14 @@ function testcase(result: CheckResult, indent: string): string {
       `${indent}  <failure message="${xmlEscape(result.message ?? "failed")}" type="${xmlEscape(kind)}">${xmlEscape(`${kind}: ${FAILURE_KINDS[kind]}\n\n${failureText(result)}`)}</failure>`,
     );
   } else if (result.status === "warning") {
-    // JUnit has no "warning": a skipped case with type="warning" is never counted as a pass.
+    // JUnit has no "warning", and a skip says the check did not run: a warned check ran, so it is
+    // marked apart, by a status property and its message and evidence on system-err.
     children.push(
-      `${indent}  <skipped type="warning" message="${xmlEscape(`warning: ${result.message ?? ""}`)}">${xmlEscape(failureText(result))}</skipped>`,
+      `${indent}  <properties>`,
+      `${indent}    <property name="status" value="warning"/>`,
+      `${indent}    <property name="warning" value="${xmlEscape(result.message ?? "")}"/>`,
+      `${indent}  </properties>`,
+      `${indent}  <system-err>${xmlEscape(`warning: ${failureText(result)}`)}</system-err>`,
     );
   } else if (result.status === "skipped") {
     children.push(`${indent}  <skipped message="${xmlEscape(result.message ?? "skipped")}"/>`);
@@ -100,12 +106,14 @@ export function toJUnit(report: RunReport, redactor: Redactor): string {
     .join("\n");
   const suites = [...byCategory.entries()].map(([category, results]) => {
     const failures = results.filter((r) => r.status === "failed").length;
-    const skipped = results.filter((r) => r.status === "skipped" || r.status === "warning").length;
+    const skipped = results.filter((r) => r.status === "skipped").length;
+    const warned = results.filter((r) => r.status === "warning").length;
     const time = results.reduce((n, r) => n + r.durationMs, 0);
     return [
       `  <testsuite name="conformance.${xmlEscape(category)}" tests="${results.length}" failures="${failures}" errors="0" skipped="${skipped}" time="${seconds(time)}" timestamp="${xmlEscape(report.startedAt.replace(/\.\d+Z$/, ""))}" hostname="${xmlEscape(hostOf(report.baseUrl))}">`,
       "    <properties>",
       properties,
+      `      <property name="warnings" value="${warned}"/>`,
       "    </properties>",
       ...results.map((r) => testcase(r, "    ")),
       "  </testsuite>",
@@ -114,7 +122,7 @@ export function toJUnit(report: RunReport, redactor: Redactor): string {
   const { passed, failed, warned, skipped } = report.summary;
   const xml = [
     '<?xml version="1.0" encoding="UTF-8"?>',
-    `<testsuites name="partner-yield-conformance (${report.level}, seed ${report.seed})" tests="${passed + failed + warned + skipped}" failures="${failed}" errors="0" skipped="${skipped + warned}" time="${seconds(report.durationMs)}">`,
+    `<testsuites name="partner-yield-conformance (${report.level}, seed ${report.seed})" tests="${passed + failed + warned + skipped}" failures="${failed}" errors="0" skipped="${skipped}" time="${seconds(report.durationMs)}">`,
     ...suites,
     "</testsuites>",
     "",
