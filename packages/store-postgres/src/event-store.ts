@@ -101,7 +101,8 @@ interface Pending {
   readonly reject: (error: unknown) => void;
 }
 
-interface EventRow {
+/** An `events` row as the driver reads it (shared with event-consumer.ts). */
+export interface EventRow {
   id: string;
   partner_id: string;
   environment: Environment;
@@ -389,7 +390,7 @@ function toEventId(text: string): number {
   return id;
 }
 
-function toStoredEvent(row: EventRow): StoredEvent {
+export function toStoredEvent(row: EventRow): StoredEvent {
   return {
     id: toEventId(row.id),
     partnerId: row.partner_id,

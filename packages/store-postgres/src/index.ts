@@ -6,6 +6,15 @@
  * @module
  */
 export { RETRY_AFTER_SECONDS } from "./errors.js";
+export {
+  EVENTS_CHANNEL,
+  IDEMPOTENCY_WINDOW_DAYS,
+  lastEventId,
+  PostgresEventConsumers,
+  type PostgresEventConsumersOptions,
+  type PruneReport,
+  pruneEvents,
+} from "./event-consumer.js";diff --git a/packages/store-postgres/migrations/0007_event_consumers.sql b/packages/store-postgres/migrations/0007_event_consumers.sql
 export { PostgresEventStore } from "./event-store.js";
 export {
   type DataSet,
