@@ -132,6 +132,45 @@ export async function startEmbeddedTarget(options: EmbeddedOptions = {}): Promis
   };
 }
 
+/** The inputs that certify a sandbox server on the demo fixtures: every optional one of `run`. */
+export interface SandboxInputs {
+  readonly credentials: DemoCredentials;
+  readonly fixturesDir: string;
+  /** A slug of the other fixture partner, not also one of the demo partner's (PRD-07). */
+  readonly foreignSlug: string | undefined;
+}
+
+/**
+ * The demo credentials and the fixture inputs of our own sandbox (`sandbox-keys`). They are the
+ * published sandbox demo credentials: a production server refuses every one of them.
+ */
+export async function sandboxInputs(fixturesDir?: string): Promise<SandboxInputs> {
+  let adapter: typeof import("@partner-yield/node-adapter");
+  try {
+    adapter = await import("@partner-yield/node-adapter");
+  } catch (error) {
+    throw new ConfigError(
+      `sandbox-keys needs @partner-yield/node-adapter, which could not be loaded (${(error as Error).message})`,
+    );
+  }
+  const dir = fixturesDir ?? adapter.DEFAULT_FIXTURES_DIR;
+  let data: ReturnType<typeof adapter.loadFixtureDir>;
+  try {
+    data = adapter.loadFixtureDir(dir);
+  } catch (error) {
+    throw new ConfigError(`the fixtures in ${dir} do not load: ${(error as Error).message}`);
+  }
+  const credentials: DemoCredentials = adapter.DEMO_CREDENTIALS;
+  const own = new Set(
+    data.productRecords.filter((p) => p.partnerId === credentials.partnerId).map((p) => p.slug),
+  );
+  const foreign = data.productRecords
+    .filter((p) => p.partnerId !== credentials.partnerId && !own.has(p.slug))
+    .map((p) => p.slug)
+    .sort();
+  return { credentials, fixturesDir: dir, foreignSlug: foreign[0] };
+}
+
 /**
  * Run settings for an embedded target: its credentials and inputs, a generous throttle (the
  * server's quota is high), every check of level `reference`; `overrides` win.

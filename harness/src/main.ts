@@ -4,7 +4,7 @@
  * @module
  */
 import { accessSync, constants, existsSync, mkdirSync, statSync, writeFileSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { dirname, isAbsolute, relative, resolve } from "node:path";
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import { costOf } from "./checks/definition.js";
 import { CHECKS } from "./checks/registry.js";
@@ -21,9 +21,10 @@ import {
   parseOnly,
   randomSeed,
 } from "./config.js";
-import { embeddedSettings, startEmbeddedTarget } from "./embedded.js";
+import { embeddedSettings, sandboxInputs, startEmbeddedTarget } from "./embedded.js";
 import { BIN, type Invocation, invocationOf } from "./invocation.js";
 import { loadReferenceFixtures } from "./oracle/fixtures.js";
+import { propertiesJUnit } from "./properties/api-junit.js";
 import { runApiProperties } from "./properties/api-run.js";
 import { PROPERTIES } from "./properties/registry.js";
 import { runProperties } from "./properties/run.js";
@@ -51,6 +52,8 @@ Usage:
   ${BIN} list [options]        print every check: ID, kind, level, cost, source, title
   ${BIN} properties [options]  run the yield-math properties (CONTRACT §2) against the core,
                                or with --base-url against a deployment's answers
+  ${BIN} sandbox-keys [options]  print our own sandbox's demo credentials (sandbox only) and
+                               the full command that certifies a sandbox server on them
   ${BIN} <command> --help      options of a command
 
 Exit codes: 0 passed, 1 a check or property failed, 2 bad configuration or unreachable target.
@@ -119,11 +122,14 @@ const PROPERTIES_HELP = `Usage: ${BIN} properties [--base-url URL] [--runs N] [-
 
 Without --base-url: the fast-check properties of CONTRACT §2 against the core's yield math, in
 process. With --base-url: the properties the API can show (P-04, P-06, P-08, P-09, P-10, P-12,
-P-14, P-15, P-17), against the deployment's answers for generated amounts, within a request
-budget and a throttle (by default under a sandbox's 100 requests a minute). Each property prints
-its run count; a failure prints the counterexample (shrunk to a small amount while the budget
-lasts), its seed and path, the replay command, and (with --base-url) the curl commands that
-reproduce it. A property that ran 0 inputs fails: nothing was tested.
+P-14, P-15, P-16, P-17, P-19), against the deployment's answers for generated amounts and the
+positions it serves (P-16 and P-19 recompute them from the answer's audit view, data.vault),
+within a request budget and a throttle (by default under a sandbox's 100 requests a minute).
+Each property prints its run count and its coverage record; a failure prints the counterexample
+(shrunk to a small amount while the budget lasts), its seed and path, the replay command, and
+(with --base-url) the curl commands that reproduce it. A 5xx, a reset, a timeout or an
+unreadable answer to a valid input is a failure. A property that could not run its inputs, or
+every class of them, is inconclusive (exit 1 unless --allow-inconclusive), never passed.
 
   --runs N          runs per property (default 1000; with --base-url ${DEFAULTS.apiPropertyRuns})
   --seed N          seed (default: random, printed)
@@ -134,9 +140,16 @@ reproduce it. A property that ran 0 inputs fails: nothing was tested.
 With --base-url (credentials from the environment, as for run):
   --base-url URL    the deployment                                    [$${ENV.baseUrl}]
   --api-key KEY     the partner's API key                              [$${ENV.apiKey}]
-  --wallet ADDRESS  a wallet that holds a position (P-17 reads it too)
-  --product-sample N  products whose positions P-17 reads (default ${DEFAULTS.apiPropertyProducts})
-  --max-requests N  request budget, shrinking included (default ${DEFAULTS.apiPropertyBudget})
+  --wallet ADDRESS  a wallet that holds a position (the position properties read it too)
+  --product-sample N  products whose positions are read, every kind first (default ${DEFAULTS.apiPropertyProducts})
+  --max-requests N  request budget, shrinking included (default ${DEFAULTS.apiPropertyBudget}); each property
+                    gets its runs' share and an equal share of what is left for shrinking
+  --min-runs N      inputs each class must get (products by status and decimals, the loss
+                    product, amounts zero / one unit / max precision / everyday / huge, wallets
+                    with and without holdings), made on purpose first (default 1); a class
+                    short of it makes the property inconclusive
+  --allow-inconclusive  exit 0 when no property failed, even if one was inconclusive
+  --junit FILE      JUnit XML: a testcase per property, its coverage record in system-out
   --rpm N, --burst N  client-side throttle (default ${DEFAULTS.rpm}/min, burst rpm / 10)
   --timeout MS      per-request timeout (default ${DEFAULTS.timeoutMs})
 `;
@@ -165,6 +178,8 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
         return listCommand(rest, io);
       case "properties":
         return await propertiesCommand(rest, io);
+      case "sandbox-keys":
+        return await sandboxKeysCommand(rest, io);
       default:
         throw new ConfigError(`unknown command ${echoInput(command)}; try \`${BIN} --help\``);
     }
@@ -562,6 +577,70 @@ export function countedSkips(report: RunReport): number {
   return report.results.filter((r) => r.status === "skipped" && !r.optIn).length;
 }
 
+const SANDBOX_KEYS_HELP = `Usage: ${BIN} sandbox-keys [--base-url URL] [--fixtures DIR]
+
+Prints the sandbox demo credentials of partner-yield's own fixtures (the partner's sandbox key and
+signing secret, the same partner's production key and a revoked key, which a sandbox server
+refuses) as shell exports, and the full run command that certifies a sandbox server started on
+those fixtures (\`partner-yield serve\`): every optional input given (wallet, fixtures, foreign slug),
+so no check is skipped but the opt-in quota probe. These are published DEMO credentials that
+unlock only the sandbox fixtures: a production server refuses every one of them.
+
+  --base-url URL    the sandbox server to certify (default http://127.0.0.1:8787, serve's default)
+  --fixtures DIR    the fixtures it serves (default the repository's fixtures/)
+`;
+
+async function sandboxKeysCommand(args: readonly string[], io: Io): Promise<number> {
+  const { values: v } = parse(args, {
+    help: { type: "boolean", short: "h" },
+    "base-url": { type: "string" },
+    fixtures: { type: "string" },
+  } as const);
+  if (v.help) {
+    io.stdout.write(SANDBOX_KEYS_HELP);
+    return 0;
+  }
+  const baseUrl = parseBaseUrl(v["base-url"] ?? "http://127.0.0.1:8787");
+  const sandbox = await sandboxInputs(v.fixtures);
+  const c = sandbox.credentials;
+  const lines = [
+    "# partner-yield sandbox DEMO credentials: published, sandbox only; a production server refuses them all.",
+    `export ${ENV.apiKey}=${c.sandboxApiKey}`,
+    `export ${ENV.signingSecret}=${c.signingSecret}`,
+    `# the same partner's production key: a sandbox server answers it 401 wrong_environment (AUTH-03)`,
+    `export ${ENV.otherEnvApiKey}=${c.productionApiKey}`,
+    ...(c.revokedSandboxApiKey === undefined
+      ? []
+      : [
+          "# a revoked sandbox key of the same partner: 401 invalid_api_key (AUTH-06)",
+          `export ${ENV.revokedApiKey}=${c.revokedSandboxApiKey}`,
+        ]),
+    "# certify the sandbox server (every optional input given; add --rate-limit-probe to spend its quota too):",
+    [
+      invocation(io).conformance,
+      "run",
+      "--base-url",
+      shellWord(baseUrl),
+      "--wallet",
+      c.walletWithPositions,
+      "--fixtures",
+      shellWord(shownPath(sandbox.fixturesDir)),
+      ...(sandbox.foreignSlug === undefined ? [] : ["--foreign-slug", shellWord(sandbox.foreignSlug)]),
+      "--fail-on-skip",
+      "--junit",
+      "conformance.xml",
+    ].join(" "),
+  ];
+  io.stdout.write(`${lines.join("\n")}\n`);
+  return 0;
+}
+
+/** A path relative to the working directory when it is under it (a command to paste stays short). */
+function shownPath(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel === "" ? "." : rel.startsWith("..") || isAbsolute(rel) ? path : rel;
+}
+
 function listCommand(args: readonly string[], io: Io): number {
   const { values: v } = parse(args, {
     help: { type: "boolean", short: "h" },
@@ -632,6 +711,9 @@ async function propertiesCommand(args: readonly string[], io: Io): Promise<numbe
     rpm: { type: "string" },
     burst: { type: "string" },
     timeout: { type: "string" },
+    "min-runs": { type: "string" },
+    "allow-inconclusive": { type: "boolean" },
+    junit: { type: "string" },
   } as const);
   if (v.help) {
     io.stdout.write(PROPERTIES_HELP);
@@ -648,6 +730,9 @@ async function propertiesCommand(args: readonly string[], io: Io): Promise<numbe
       "rpm",
       "burst",
       "timeout",
+      "min-runs",
+      "allow-inconclusive",
+      "junit",
     ] as const)
       if (v[flag] !== undefined)
         throw new ConfigError(`--${flag} needs --base-url (the in-process run sends no request)`);
@@ -668,9 +753,10 @@ async function propertiesCommand(args: readonly string[], io: Io): Promise<numbe
     if (!/^[0-9]+(:[0-9]+)*$/.test(v.path))
       throw new ConfigError(`--path looks like 3:1:0, got ${echoInput(v.path)}`);
   }
-  const json = v.json === undefined ? undefined : prepareReports(undefined, v.json).json;
+  const files = v.json === undefined && v.junit === undefined ? undefined : prepareReports(v.junit, v.json);
+  const json = files?.json;
   const print = (line: string) => io.stdout.write(`${line}\n`);
-  let report: { failed: number };
+  let report: { failed: number; inconclusive?: number };
   if (baseUrl !== undefined) {
     const apiKey = credential(v["api-key"], "--api-key", io.env, "apiKey");
     if (apiKey === undefined)
@@ -702,8 +788,18 @@ async function propertiesCommand(args: readonly string[], io: Io): Promise<numbe
         v.timeout === undefined ? DEFAULTS.timeoutMs : parseIntegerOption("timeout", v.timeout, 100, 600_000),
       command: invocation(io).properties,
       redactor: new Redactor([{ value: apiKey, placeholder: "$PARTNER_API_KEY" }]),
+      minRuns:
+        v["min-runs"] === undefined ? undefined : parseIntegerOption("min-runs", v["min-runs"], 1, 100),
     };
-    report = await runApiProperties(settings, print);
+    const apiReport = await runApiProperties(settings, print);
+    if (files?.junit !== undefined) {
+      try {
+        writeFileSync(files.junit, propertiesJUnit(apiReport, settings.redactor));
+      } catch (error) {
+        throw new ConfigError(`cannot write ${files.junit}: ${(error as Error).message}`);
+      }
+    }
+    report = apiReport;
   } else {
     const selected = PROPERTIES.filter(
       (p) => only === undefined || only.some((o) => o === p.id || o === "P"),
@@ -724,7 +820,8 @@ async function propertiesCommand(args: readonly string[], io: Io): Promise<numbe
       throw new ConfigError(`cannot write ${json}: ${(error as Error).message}`);
     }
   }
-  return report.failed > 0 ? 1 : 0;
+  if (report.failed > 0) return 1;
+  return (report.inconclusive ?? 0) > 0 && !v["allow-inconclusive"] ? 1 : 0;
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

@@ -327,6 +327,43 @@ describe("a run's report", () => {
   });
 });
 
+describe("sandbox-keys: our own sandbox certified with every optional input", () => {
+  test("prints the demo keys as exports and a command that runs with nothing skipped", async () => {
+    const target = await startTarget();
+    try {
+      const { out, io } = captureIo();
+      assert.equal(await main(["sandbox-keys", "--base-url", target.baseUrl], io), 0);
+      assert.match(out.stdout, /DEMO credentials: published, sandbox only/);
+      const env = Object.fromEntries(
+        [...out.stdout.matchAll(/^export (PARTNER_[A-Z_]+)=(\S+)$/gm)].map((m) => [m[1]!, m[2]!]),
+      );
+      assert.deepEqual(Object.keys(env).sort(), [
+        "PARTNER_API_KEY",
+        "PARTNER_OTHER_ENV_API_KEY",
+        "PARTNER_REVOKED_API_KEY",
+        "PARTNER_SIGNING_SECRET",
+      ]);
+      assert.match(env["PARTNER_OTHER_ENV_API_KEY"]!, /^ypk_live_/);
+      const command = out.stdout.trim().split("\n").at(-1)!;
+      for (const flag of ["--wallet", "--fixtures", "--foreign-slug", "--fail-on-skip"])
+        assert.ok(command.includes(flag), command);
+      const args = command
+        .replace(/^pnpm conformance /, "")
+        .split(" ")
+        .filter((a) => !/^--junit$|\.xml$/.test(a));
+      const run = captureIo(env);
+      const only = ["--only", "AUTH-03,AUTH-06,PRD-07,POS-06,POS-09,EVT-01", "--rpm", "6000"];
+      assert.equal(await main([...args, ...only], run.io), 0, run.out.stdout + run.out.stderr);
+      assert.match(run.out.stdout, /6 passed, 0 failed, 0 warnings, 0 skipped/);
+      const help = captureIo();
+      assert.equal(await main(["sandbox-keys", "--help"], help.io), 0);
+      assert.match(help.out.stdout, /never|refuses every one/);
+    } finally {
+      await target.close();
+    }
+  });
+});
+
 describe("RL-02 is its own phase, never a standing warning", () => {
   test("in a run longer than the window it runs last, a window after a quiet stretch the harness keeps", async () => {
     const clean = await startTarget();
