@@ -14,7 +14,7 @@ export {
   type PostgresEventConsumersOptions,
   type PruneReport,
   pruneEvents,
-} from "./event-consumer.js";diff --git a/packages/store-postgres/migrations/0007_event_consumers.sql b/packages/store-postgres/migrations/0007_event_consumers.sql
+} from "./event-consumer.js";
 export { PostgresEventStore } from "./event-store.js";
 export {
   type DataSet,
