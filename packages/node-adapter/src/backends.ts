@@ -20,7 +20,9 @@ import {
 } from "@partner-yield/core";
 import type { PostgresPriceTable } from "@partner-yield/store-postgres";
 import type { BannerData } from "./banner.js";
+import { FallbackRateLimiter } from "./fallback-limiter.js";
 import { loadFixtureDir } from "./fixture-dir.js";
+import { watchPool } from "./pool-readiness.js";
 import { redactUrl } from "./redact-url.js";
 
 export interface Backends {
@@ -37,8 +39,10 @@ export interface Backends {
   readonly banner: BannerData;
   /** One line per store: what holds it. */
   readonly description: readonly string[];
-  /** `/readyz`: each store's check. */
+  /** `/readyz`: each store's check (reported; a shared store down does not fail it). */
   readonly readinessChecks: Readonly<Record<string, () => Promise<void>>>;
+  /** `/readyz`: this instance's own state (`database_pool`: its pool exhausted), which fails it. */
+  readonly instanceChecks?: Readonly<Record<string, () => string>> | undefined;
   /** What the operator should know before serving (e.g. Redis's eviction policy could not be read). */
   readonly warnings: readonly string[];
 }
@@ -59,6 +63,11 @@ export interface BackendOptions {
   readonly maxEventBytes?: number | undefined;
   /** Prefix of the rate-limit keys in Redis. */
   readonly redisKeyPrefix?: string | undefined;
+  /**
+   * Told when Redis stops answering and the rate limits are counted in this process, with the
+   * same quotas (`local` true, with the reason), and when Redis answers again (fallback-limiter.ts).
+   */
+  readonly onRateLimitSwitch?: ((local: boolean, reason: string) => void) | undefined;
   /** Connection errors of idle connections (the pools reconnect by themselves). */
   readonly onConnectionError?: ((store: "postgres" | "redis", error: Error) => void) | undefined;
 }
@@ -139,6 +148,8 @@ export async function openBackends(options: BackendOptions): Promise<Backends> {
       throw error;
     }
   }
+  // The pool's counters, sampled while the process runs (an unref'd timer; pool-readiness.ts).
+  const poolWatch = "pool" in data ? watchPool(data.pool as Parameters<typeof watchPool>[0]) : undefined;
   let rateLimiter: RateLimiter | undefined;
   let limiterCheck: () => Promise<void> = ok;
   let limiterLine = "in-memory (this process only: each instance counts its own)";
@@ -161,14 +172,19 @@ export async function openBackends(options: BackendOptions): Promise<Backends> {
         warnings.push(
           `could not read Redis's maxmemory-policy (${policy.reason}); it must be noeviction, else Redis may evict rate-limit keys under memory pressure and reset a partner's quota or a client's failed-authentication count`,
         );
-      const limiter = new redisStore.RedisRateLimiter({
-        redis,
-        ownsClient: true,
-        keyPrefix: options.redisKeyPrefix,
+      // Event intake never depends on Redis (CONTRACT §7): while it is down, each instance counts
+      // the same quotas itself, and goes back to Redis when it answers.
+      const limiter = new FallbackRateLimiter({
+        primary: new redisStore.RedisRateLimiter({
+          redis,
+          ownsClient: true,
+          keyPrefix: options.redisKeyPrefix,
+        }),
+        onSwitch: options.onRateLimitSwitch,
       });
       rateLimiter = limiter;
       limiterCheck = () => limiter.ping();
-      limiterLine = `Redis ${redactUrl(options.redisUrl)} (shared by every instance; maxmemory-policy ${policy.checked ? policy.policy : "not checked"})`;
+      limiterLine = `Redis ${redactUrl(options.redisUrl)} (shared by every instance; maxmemory-policy ${policy.checked ? policy.policy : "not checked"}; while it is down each instance counts the same quotas itself)`;
     } catch (error) {
       await data.close();
       throw error;
@@ -190,6 +206,7 @@ export async function openBackends(options: BackendOptions): Promise<Backends> {
       ...(data.cacheLine === undefined ? [] : [`read cache: ${data.cacheLine}`]),
     ],
     readinessChecks: { ...data.checks, rate_limits: limiterCheck },
+    instanceChecks: poolWatch === undefined ? undefined : { database_pool: poolWatch.state },
     warnings,
   };
 }

@@ -89,6 +89,7 @@ async function serve(config: ServeConfig): Promise<void> {
       maxEvents: config.maxEvents,
       maxEventBytes: config.maxEventBytes,
       onConnectionError: config.log === "none" ? undefined : logConnectionError,
+      onRateLimitSwitch: logRateLimitSwitch,
     });
   } catch (error) {
     if (error instanceof FixtureError) {
@@ -169,6 +170,7 @@ async function serve(config: ServeConfig): Promise<void> {
       connections: config.connections,
       log: config.log,
       readinessChecks: { ...readinessChecks, ...chain?.readinessChecks },
+      instanceChecks: backends.instanceChecks,
     });
   } catch (error) {
     const e = error as NodeJS.ErrnoException;
@@ -230,6 +232,19 @@ async function publishedInPostgres(url: string): Promise<PublishedCredential[]> 
   } finally {
     await pool.end().catch(() => undefined);
   }
+}
+
+/** Redis down or back for the rate limits (fallback-limiter.ts): one JSON line on stderr. */
+function logRateLimitSwitch(local: boolean, reason: string): void {
+  const line = local
+    ? {
+        level: "warn",
+        msg: "rate limits counted per instance: Redis does not answer; each instance applies the same quotas itself until it does",
+      }
+    : { level: "info", msg: "rate limits shared again: Redis answers" };
+  process.stderr.write(
+    `${JSON.stringify({ time: new Date().toISOString(), ...line, reason: redactConnectionText(reason, connectionUrls) })}\n`,
+  );
 }
 
 /** Closes every store `openBackends` opened (a server that will not start). */

@@ -104,10 +104,17 @@ export interface PartnerListener {
 export type ListenerTarget = PartnerApiHandler & {
   ready?: () => Promise<boolean>;
   /**
-   * Named checks of the stores (e.g. `events: () => pool ping`), each reported by `/readyz`; one
-   * that rejects (or takes over 2 s) makes it answer 503.
+   * Named checks of the stores (e.g. `events: () => pool ping`), each reported by `/readyz`
+   * ("ok", or "unavailable" when it rejects or takes over 2 s). A shared store down does not
+   * make `/readyz` fail: every instance shares it, and taking them all out of the load balancer
+   * at once helps nobody (the requests that need it are answered 503 with Retry-After).
    */
   readinessChecks?: Readonly<Record<string, () => Promise<void>>> | undefined;
+  /**
+   * Named checks of this instance's own state (e.g. `database_pool`: its pool exhausted), each
+   * answering "ok" or the state that makes `/readyz` answer 503 (e.g. "exhausted").
+   */
+  instanceChecks?: Readonly<Record<string, () => string>> | undefined;
 };
 
 /** Longest a store may take to answer a `/readyz` check. */
@@ -391,15 +398,23 @@ export function createListener(api: ListenerTarget, options: ListenerOptions = {
     let status = 200;
     let body = '{"status":"ok"}';
     if (path === "/readyz") {
+      // Fails only on this instance's own state (draining, closed, its own checks); the shared
+      // stores are reported, and one that is down makes the answer "degraded", still 200.
       let ready = !draining;
       if (ready && api.ready !== undefined) ready = await api.ready().catch(() => false);
       const stores = ready ? await checkStores(api.readinessChecks) : undefined;
-      if (stores !== undefined && Object.values(stores).some((s) => s !== "ok")) ready = false;
+      const instance = ready ? checkInstance(api.instanceChecks) : undefined;
+      if (instance !== undefined && Object.values(instance).some((s) => s !== "ok")) ready = false;
       status = ready ? 200 : 503;
-      // Every 503 says when to ask again (CONTRACT §6): a store's check is retried at once, so 1 s.
+      // Every 503 says when to ask again (CONTRACT §6): the checks are retried at once, so 1 s.
       if (!ready) headers["retry-after"] = "1";
-      const state = ready ? "ready" : draining ? "draining" : "not_ready";
-      body = JSON.stringify(stores === undefined ? { status: state } : { status: state, stores });
+      const degraded = stores !== undefined && Object.values(stores).some((s) => s !== "ok");
+      const state = ready ? (degraded ? "degraded" : "ready") : draining ? "draining" : "not_ready";
+      body = JSON.stringify({
+        status: state,
+        ...(stores === undefined ? {} : { stores }),
+        ...(instance === undefined ? {} : { instance }),
+      });
     }
     const route = path === "/readyz" ? "GET /readyz" : "GET /healthz";
     if (method !== "HEAD") return { status, headers, body, route };
@@ -604,6 +619,22 @@ function opsRequestIdGenerator(): () => string {
   const prefix = `req_${randomBytes(6).toString("hex")}`;
   let counter = 0;
   return () => `${prefix}${(counter++).toString(36).padStart(6, "0")}`;
+}
+
+/** This instance's own checks for `/readyz`: "ok" or a state (a check that throws: "failed"). */
+function checkInstance(
+  checks: Readonly<Record<string, () => string>> | undefined,
+): Record<string, string> | undefined {
+  if (checks === undefined || Object.keys(checks).length === 0) return undefined;
+  const states: Record<string, string> = {};
+  for (const [name, check] of Object.entries(checks)) {
+    try {
+      states[name] = check();
+    } catch {
+      states[name] = "failed";
+    }
+  }
+  return states;
 }
 
 /**

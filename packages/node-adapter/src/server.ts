@@ -154,6 +154,8 @@ export interface StartServerOptions extends NodeApiOptions {
   readonly drainDelayMs?: number | undefined;
   /** Named store checks reported by `/readyz` (see `ListenerTarget.readinessChecks`). */
   readonly readinessChecks?: Readonly<Record<string, () => Promise<void>>> | undefined;
+  /** This instance's own checks, which fail `/readyz` (see `ListenerTarget.instanceChecks`). */
+  readonly instanceChecks?: Readonly<Record<string, () => string>> | undefined;
   /**
    * Request log: `"json"` lines on stdout (default), `"none"`, or a function; unexpected errors go
    * to stderr (or the function) as in `NodeApiOptions.log`. A pre-built `api` logs its own errors
@@ -201,12 +203,13 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const api = options.api ?? createNodePartnerApi(options);
   const handler = options.handler ?? options.wrap?.(api) ?? api;
   const target =
-    handler === api && options.readinessChecks === undefined
+    handler === api && options.readinessChecks === undefined && options.instanceChecks === undefined
       ? api
       : {
           handle: (req: Parameters<PartnerApiHandler["handle"]>[0]) => handler.handle(req),
           ready: () => api.ready(),
           readinessChecks: options.readinessChecks,
+          instanceChecks: options.instanceChecks,
         };
   const server = createServer({
     // Answered by the listener, in problem+json and logged, instead of node's bare 400.

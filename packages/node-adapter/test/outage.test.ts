@@ -16,6 +16,7 @@ import { connectRedis, RedisRateLimiter } from "@partner-yield/store-redis";
 import { loadSandbox } from "../../core/test/sandbox.js";
 import { databaseUrl, gate, postgresReachable, testDatabase } from "../../store-postgres/test/database.js";
 import { REDIS_URL, redisReachable, testRedis } from "../../store-redis/test/redis.js";
+import { FallbackRateLimiter } from "../src/fallback-limiter.js";
 import type { RunningServer } from "../src/index.js";
 import { eventBody, eventHeaders, INBOUND, KEY, startTestServer } from "./support.js";
 import { startTcpProxy, type TcpProxy } from "./tcp-proxy.js";
@@ -56,7 +57,11 @@ describe("outages of PostgreSQL and Redis", () => {
       statementTimeoutMs: 1000,
     });
     const redis = await connectRedis({ url: `redis://127.0.0.1:${redisProxy.port}`, commandTimeoutMs: 500 });
-    const limiter = new RedisRateLimiter({ redis, ownsClient: true, keyPrefix: prefix });
+    // As `serve` composes it: while Redis is down each instance counts the quotas itself.
+    const limiter = new FallbackRateLimiter({
+      primary: new RedisRateLimiter({ redis, ownsClient: true, keyPrefix: prefix }),
+      probeMs: 100,
+    });
     const { events, keys, partners, products, positions, prices } = stores;
     server = await startTestServer({
       events,
@@ -90,7 +95,7 @@ describe("outages of PostgreSQL and Redis", () => {
     return {
       status: res.status,
       retryAfter: res.headers.get("retry-after"),
-      body: JSON.parse(await res.text()) as { stores: Record<string, string> },
+      body: JSON.parse(await res.text()) as { status: string; stores: Record<string, string> },
     };
   };
   /** Retries `request` until it answers 200 (at most 20 s): recovery without a restart. */
@@ -116,9 +121,10 @@ describe("outages of PostgreSQL and Redis", () => {
       pgProxy.cut(mode);
       expect503(await post(`${run}-during`), "an event");
       expect503(await products(), "the product list");
+      // A shared store down is reported but does not take the instance out of the balancer.
       const ready = await readyz();
-      assert.equal(ready.status, 503);
-      assert.equal(ready.retryAfter, "1");
+      assert.equal(ready.status, 200);
+      assert.equal(ready.body.status, "degraded");
       assert.equal(ready.body.stores["events"], "unavailable");
       assert.equal(ready.body.stores["rate_limits"], "ok");
       pgProxy.restore();
@@ -127,18 +133,24 @@ describe("outages of PostgreSQL and Redis", () => {
       // It was never stored while the database was away: the retry creates it.
       assert.match(again.body, /"duplicate":false/);
       assert.equal((await products()).status, 200);
-      assert.equal((await readyz()).status, 200);
+      assert.equal((await readyz()).body.status, "ready");
     });
   }
 
-  test("Redis down: 503 with Retry-After (the limiter cannot decide), then recovery without a restart", async () => {
+  test("Redis down: requests and events still served (each instance counts the quota itself), /readyz degraded, Redis used again when back", async () => {
     redisProxy.cut("refuse");
-    expect503(await products(), "the product list");
+    assert.equal((await products()).status, 200);
+    assert.equal((await post(`outage-redis-${Date.now()}`)).status, 200);
     const ready = await readyz();
-    assert.equal(ready.status, 503);
+    assert.equal(ready.status, 200);
+    assert.equal(ready.body.status, "degraded");
     assert.equal(ready.body.stores["rate_limits"], "unavailable");
     redisProxy.restore();
-    assert.equal((await recovered(products)).status, 200);
+    const deadline = Date.now() + 20_000;
+    while ((await readyz()).body.status !== "ready" && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal((await readyz()).body.stores["rate_limits"], "ok");
+    assert.equal((await products()).status, 200);
   });
 
   test("a stream of events cut mid-way: every 200 is stored exactly once, the rest are 503, never 500", async () => {
