@@ -135,3 +135,44 @@ describe("bench:propagation", () => {
     );
   });
 });
+
+describe("bench:pg-client", () => {
+  const run = (args: string[]) => runBench("bench/pg-client.ts", args, 120_000);
+
+  test("--help says what is measured and how to install the other clients; a bad flag value is a usage error", async () => {
+    const help = await run(["--help"]);
+    assert.equal(help.code, 0);
+    for (const flag of ["--module-dir dir", "--rounds n", "--lookups n", "--batches n", "--batch n"]) {
+      assert.ok(help.stdout.includes(flag), `--help lists ${flag}`);
+    }
+    assert.match(help.stdout, /npm install pg@8 postgres@3 pg-native@3/);
+    const rounds = await run(["--rounds", "0"]);
+    assert.equal(rounds.code, 2);
+    assert.equal(
+      rounds.stderr,
+      'bench:pg-client: --rounds must be an integer from 1 to 50 (got "0"); see --help\n',
+    );
+  });
+
+  test("a short run prints pg's row (the other clients left out with a notice when not installed)", async (t) => {
+    const result = await run(["--rounds", "1", "--lookups", "200", "--batches", "10", "--batch", "3"]);
+    if (result.code === 2 && /PostgreSQL is not reachable/.test(result.stderr)) {
+      if (process.env["CI"] === "true") assert.fail(`PostgreSQL is down under CI: ${result.stderr}`);
+      t.skip(`SKIPPED: PostgreSQL is not reachable; start it to run this test (${result.stderr.trim()})`);
+      return;
+    }
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /postgres and pg-native: left out \(no --module-dir; see --help\)/);
+    const pgRow = result.stdout.split("\n").find((line) => line.startsWith("| pg (JavaScript) |"));
+    assert.ok(pgRow, result.stdout);
+    const cells = pgRow
+      .split("|")
+      .slice(2, -1)
+      .map((cell) => Number(cell.trim()));
+    assert.equal(cells.length, 6);
+    for (const [i, cell] of cells.entries()) {
+      if (i === 2 || i === 5) continue; // PostgreSQL's CPU: "–" where /proc cannot be read
+      assert.ok(cell > 0, `cell ${i} of ${pgRow} is a positive figure`);
+    }
+  });
+});
