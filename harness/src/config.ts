@@ -27,8 +27,8 @@ export const DEFAULTS = {
   apiPropertyRuns: 10,
   /** `properties --base-url`: the request budget, shrinking included; with the default throttle, under a sandbox's 100 a minute. */
   apiPropertyBudget: 90,
-  /** `properties --base-url`: products whose positions P-17 reads. */
-  apiPropertyProducts: 3,
+  /** `properties --base-url`: products whose positions are read (every kind of product first), for the 2 wallets. */
+  apiPropertyProducts: 8,
 } as const;
 
 /** The plan knobs at their defaults (for `list` and the docs). */

@@ -24,6 +24,7 @@ import {
 import { embeddedSettings, sandboxInputs, startEmbeddedTarget } from "./embedded.js";
 import { BIN, type Invocation, invocationOf } from "./invocation.js";
 import { loadReferenceFixtures } from "./oracle/fixtures.js";
+import { propertiesJUnit } from "./properties/api-junit.js";
 import { runApiProperties } from "./properties/api-run.js";
 import { PROPERTIES } from "./properties/registry.js";
 import { runProperties } from "./properties/run.js";
@@ -121,11 +122,14 @@ const PROPERTIES_HELP = `Usage: ${BIN} properties [--base-url URL] [--runs N] [-
 
 Without --base-url: the fast-check properties of CONTRACT §2 against the core's yield math, in
 process. With --base-url: the properties the API can show (P-04, P-06, P-08, P-09, P-10, P-12,
-P-14, P-15, P-17), against the deployment's answers for generated amounts, within a request
-budget and a throttle (by default under a sandbox's 100 requests a minute). Each property prints
-its run count; a failure prints the counterexample (shrunk to a small amount while the budget
-lasts), its seed and path, the replay command, and (with --base-url) the curl commands that
-reproduce it. A property that ran 0 inputs fails: nothing was tested.
+P-14, P-15, P-16, P-17, P-19), against the deployment's answers for generated amounts and the
+positions it serves (P-16 and P-19 recompute them from the answer's audit view, data.vault),
+within a request budget and a throttle (by default under a sandbox's 100 requests a minute).
+Each property prints its run count and its coverage record; a failure prints the counterexample
+(shrunk to a small amount while the budget lasts), its seed and path, the replay command, and
+(with --base-url) the curl commands that reproduce it. A 5xx, a reset, a timeout or an
+unreadable answer to a valid input is a failure. A property that could not run its inputs, or
+every class of them, is inconclusive (exit 1 unless --allow-inconclusive), never passed.
 
   --runs N          runs per property (default 1000; with --base-url ${DEFAULTS.apiPropertyRuns})
   --seed N          seed (default: random, printed)
@@ -136,9 +140,16 @@ reproduce it. A property that ran 0 inputs fails: nothing was tested.
 With --base-url (credentials from the environment, as for run):
   --base-url URL    the deployment                                    [$${ENV.baseUrl}]
   --api-key KEY     the partner's API key                              [$${ENV.apiKey}]
-  --wallet ADDRESS  a wallet that holds a position (P-17 reads it too)
-  --product-sample N  products whose positions P-17 reads (default ${DEFAULTS.apiPropertyProducts})
-  --max-requests N  request budget, shrinking included (default ${DEFAULTS.apiPropertyBudget})
+  --wallet ADDRESS  a wallet that holds a position (the position properties read it too)
+  --product-sample N  products whose positions are read, every kind first (default ${DEFAULTS.apiPropertyProducts})
+  --max-requests N  request budget, shrinking included (default ${DEFAULTS.apiPropertyBudget}); each property
+                    gets its runs' share and an equal share of what is left for shrinking
+  --min-runs N      inputs each class must get (products by status and decimals, the loss
+                    product, amounts zero / one unit / max precision / everyday / huge, wallets
+                    with and without holdings), made on purpose first (default 1); a class
+                    short of it makes the property inconclusive
+  --allow-inconclusive  exit 0 when no property failed, even if one was inconclusive
+  --junit FILE      JUnit XML: a testcase per property, its coverage record in system-out
   --rpm N, --burst N  client-side throttle (default ${DEFAULTS.rpm}/min, burst rpm / 10)
   --timeout MS      per-request timeout (default ${DEFAULTS.timeoutMs})
 `;
@@ -700,6 +711,9 @@ async function propertiesCommand(args: readonly string[], io: Io): Promise<numbe
     rpm: { type: "string" },
     burst: { type: "string" },
     timeout: { type: "string" },
+    "min-runs": { type: "string" },
+    "allow-inconclusive": { type: "boolean" },
+    junit: { type: "string" },
   } as const);
   if (v.help) {
     io.stdout.write(PROPERTIES_HELP);
@@ -716,6 +730,9 @@ async function propertiesCommand(args: readonly string[], io: Io): Promise<numbe
       "rpm",
       "burst",
       "timeout",
+      "min-runs",
+      "allow-inconclusive",
+      "junit",
     ] as const)
       if (v[flag] !== undefined)
         throw new ConfigError(`--${flag} needs --base-url (the in-process run sends no request)`);
@@ -736,9 +753,10 @@ async function propertiesCommand(args: readonly string[], io: Io): Promise<numbe
     if (!/^[0-9]+(:[0-9]+)*$/.test(v.path))
       throw new ConfigError(`--path looks like 3:1:0, got ${echoInput(v.path)}`);
   }
-  const json = v.json === undefined ? undefined : prepareReports(undefined, v.json).json;
+  const files = v.json === undefined && v.junit === undefined ? undefined : prepareReports(v.junit, v.json);
+  const json = files?.json;
   const print = (line: string) => io.stdout.write(`${line}\n`);
-  let report: { failed: number };
+  let report: { failed: number; inconclusive?: number };
   if (baseUrl !== undefined) {
     const apiKey = credential(v["api-key"], "--api-key", io.env, "apiKey");
     if (apiKey === undefined)
@@ -770,8 +788,18 @@ async function propertiesCommand(args: readonly string[], io: Io): Promise<numbe
         v.timeout === undefined ? DEFAULTS.timeoutMs : parseIntegerOption("timeout", v.timeout, 100, 600_000),
       command: invocation(io).properties,
       redactor: new Redactor([{ value: apiKey, placeholder: "$PARTNER_API_KEY" }]),
+      minRuns:
+        v["min-runs"] === undefined ? undefined : parseIntegerOption("min-runs", v["min-runs"], 1, 100),
     };
-    report = await runApiProperties(settings, print);
+    const apiReport = await runApiProperties(settings, print);
+    if (files?.junit !== undefined) {
+      try {
+        writeFileSync(files.junit, propertiesJUnit(apiReport, settings.redactor));
+      } catch (error) {
+        throw new ConfigError(`cannot write ${files.junit}: ${(error as Error).message}`);
+      }
+    }
+    report = apiReport;
   } else {
     const selected = PROPERTIES.filter(
       (p) => only === undefined || only.some((o) => o === p.id || o === "P"),
@@ -792,7 +820,8 @@ async function propertiesCommand(args: readonly string[], io: Io): Promise<numbe
       throw new ConfigError(`cannot write ${json}: ${(error as Error).message}`);
     }
   }
-  return report.failed > 0 ? 1 : 0;
+  if (report.failed > 0) return 1;
+  return (report.inconclusive ?? 0) > 0 && !v["allow-inconclusive"] ? 1 : 0;
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

@@ -15,6 +15,7 @@ import {
   RATE_DECIMALS,
   ROOT_SCALE,
   unwrap,
+  usdValueCents,
   WAD,
 } from "@partner-yield/core/math";
 
@@ -453,6 +454,37 @@ export const FAULTS: readonly Fault[] = [
         const res = await next(req);
         if (route(req).leaf !== "position" || res.status !== 200) return res;
         return rewriteJson(res, (body) => ({ ...body, data: { ...body.data, assets: body.data.shares } }));
+      }),
+  },
+  {
+    id: "no-virtual-shares",
+    description:
+      "positions convert shares without OpenZeppelin's virtual shares: floor(shares × total_assets / total_supply), no +1, no +10^δ",
+    caughtBy: ["POS-09"],
+    wrap: (api, c) =>
+      intercept(api, async (req, next) => {
+        const res = await next(req);
+        const { slug, leaf } = route(req);
+        const product = slug === undefined ? undefined : c.products.get(slug);
+        if (leaf !== "position" || res.status !== 200 || product === undefined) return res;
+        return rewriteJson(res, (body) => {
+          const data = body.data;
+          const vault = data.vault as
+            | { total_assets: string; total_supply: string; usd_price?: string }
+            | undefined;
+          if (vault === undefined) return body;
+          const d = product.assetDecimals;
+          const shares = unwrap(parseDecimal(data.shares, d + product.decimalsOffset));
+          const supply = BigInt(vault.total_supply);
+          const assets = supply === 0n ? 0n : (shares * BigInt(vault.total_assets)) / supply;
+          data.assets = formatUnits(assets, d);
+          if (vault.usd_price !== undefined)
+            data.usd_value = formatUnits(
+              usdValueCents(assets, d, unwrap(parseDecimal(vault.usd_price, 18))),
+              2,
+            );
+          return body;
+        });
       }),
   },
   {

@@ -11,8 +11,9 @@ import type { ListedProduct } from "../checks/context.js";
 import { sortedJson } from "../checks/json-text.js";
 import type { Exchange } from "../http/client.js";
 import { floorQuotient, fromBaseUnits, isCanonical, MAX_BASE_UNITS, toBaseUnits } from "../oracle/decimal.js";
+import { convertedAssets, usdValue } from "../oracle/position.js";
 import { MONTHLY_SCALE, monthlyFactor, netApyUnits, RATE_DIGITS } from "../oracle/yield.js";
-import type { ApiTarget, QuoteAnswer, QuoteRefusal } from "./api-target.js";
+import type { Answer, ApiTarget, QuoteAnswer } from "./api-target.js";
 
 /** A property found false: the message and the exchanges that show it. */
 export class Violation extends Error {
@@ -52,8 +53,111 @@ export interface ApiPropertyDefinition {
   readonly over: "quote" | "products" | "positions";
   /** For `quote`: the amounts of a case it uses (P₁ only, or P₁ and P₂). */
   readonly amounts?: 1 | 2;
+  /** For `quote`: requests one case may need (its own, before another property's cache). */
+  readonly cost?: number;
   /** For `quote`: the check of one case. */
   readonly holds?: (c: QuoteCase, q: Quoter) => Promise<void>;
+  /**
+   * For `positions`: what a position must show to be judged (`vault`: the audit view; `price`:
+   * its price when assets > 0), and the check: an error message, or undefined when it holds.
+   */
+  readonly needs?: "vault" | "price";
+  readonly judge?: (p: PositionRead) => string | undefined;
+}
+
+/** A position answer read as numbers (base units), with the audit view when it was served. */
+export interface PositionRead {
+  readonly product: ListedProduct;
+  readonly wallet: string;
+  readonly answer: QuoteAnswer;
+  readonly decimals: number;
+  readonly assets: bigint;
+  readonly usd: bigint;
+  readonly sharesText: string;
+  readonly vault?: VaultView;
+}
+
+/** The audit view of a position (CONTRACT §2, `data.vault`), read. */
+export interface VaultView {
+  readonly decimalsOffset: number;
+  readonly totalAssets: bigint;
+  readonly totalSupply: bigint;
+  readonly usdPrice?: string;
+}
+
+/** Amount classes every quote property exercises on purpose (docs/math.md, the coverage record). */
+export const AMOUNT_CLASSES = ["zero", "one unit", "max precision", "everyday", "huge"] as const;
+export type AmountClass = (typeof AMOUNT_CLASSES)[number];
+
+/** Above this many base units an amount is `huge` (up to 2^256 − 1). */
+export const HUGE_UNITS = 10n ** 30n;
+
+/** The class of an amount of `units` base units at `decimals` digits. */
+export function amountClass(units: bigint, decimals: number): AmountClass {
+  if (units === 0n) return "zero";
+  if (units === 1n) return "one unit";
+  if (units > HUGE_UNITS) return "huge";
+  if (decimals > 0 && units % 10n !== 0n) return "max precision";
+  return "everyday";
+}
+
+/** The product classes of a listed product: its status, its decimals, and the loss product. */
+export function productClasses(product: ListedProduct): string[] {
+  const classes = [`status ${product.status ?? "?"}`, `decimals ${product.assetDecimals ?? "?"}`];
+  const net = product.metrics?.["net_apy_for_user"];
+  if (typeof net === "string" && net.startsWith("-")) classes.push("loss product");
+  return classes;
+}
+
+/** Products that cover every product class, the fewest first, then the others in list order. */
+export function coveringOrder(products: readonly ListedProduct[]): ListedProduct[] {
+  const chosen: ListedProduct[] = [];
+  const covered = new Set<string>();
+  for (const product of products) {
+    const classes = productClasses(product);
+    if (classes.some((c) => !covered.has(c))) {
+      chosen.push(product);
+      for (const c of classes) covered.add(c);
+    }
+  }
+  return [...chosen, ...products.filter((p) => !chosen.includes(p))];
+}
+
+/**
+ * Cases made on purpose so that every amount class meets every covering product class, `rounds`
+ * times over (the first runs of every quote property; random cases follow).
+ */
+export function classCases(products: readonly ListedProduct[], rounds: number): QuoteCase[] {
+  const reps = coveringOrder(products).filter((p, i, all) => {
+    const before = new Set(all.slice(0, i).flatMap(productClasses));
+    return productClasses(p).some((c) => !before.has(c));
+  });
+  if (reps.length === 0) return [];
+  const fractional = reps.find((p) => (p.assetDecimals ?? 0) > 0);
+  const classes = AMOUNT_CLASSES.filter((c) => c !== "max precision" || fractional !== undefined);
+  const cases: QuoteCase[] = [];
+  for (let r = 0; r < rounds; r++) {
+    const n = Math.max(reps.length, classes.length);
+    for (let i = 0; i < n; i++) {
+      const cls = classes[i % classes.length]!;
+      let product = reps[i % reps.length]!;
+      if (cls === "max precision" && (product.assetDecimals ?? 0) === 0) product = fractional!;
+      const one = 10n ** BigInt(product.assetDecimals!);
+      const k = BigInt(r + 1);
+      const p1 =
+        cls === "zero"
+          ? 0n
+          : cls === "one unit"
+            ? 1n
+            : cls === "max precision"
+              ? one * k + one - 1n
+              : cls === "everyday"
+                ? one * 1000n * k
+                : MAX_BASE_UNITS / 2n - k;
+      cases.push({ product, p1, p2: one * 250n * k + 1n });
+    }
+  }
+  return cases;
 }
 
 /**
@@ -96,8 +200,12 @@ export function figure(answer: QuoteAnswer, field: string, decimals: number): bi
   }
 }
 
-/** Reads a quote answer; a refusal discards the case (fc.pre), the property cannot be judged on it. */
-export function readQuote(answer: QuoteAnswer | QuoteRefusal, decimals: number): ReadQuote {
+/**
+ * Reads a quote answer. A refusal (4xx) discards the case (fc.pre): the property cannot be judged
+ * on it. A 5xx, no answer or an unreadable one on a valid amount is a violation, never a discard.
+ */
+export function readQuote(answer: Answer, decimals: number): ReadQuote {
+  if ("broken" in answer) throw new Violation(`a valid amount got ${answer.broken}`, [answer.exchange]);
   fc.pre(!("refused" in answer));
   const a = answer as QuoteAnswer;
   return {
@@ -139,6 +247,7 @@ export const API_PROPERTIES: readonly ApiPropertyDefinition[] = [
     source: "CONTRACT §2 (annual_yield)",
     over: "quote",
     amounts: 1,
+    cost: 1,
     async holds(c, quote) {
       const d = c.product.assetDecimals!;
       const q = await quote(c.product, c.p1);
@@ -158,6 +267,7 @@ export const API_PROPERTIES: readonly ApiPropertyDefinition[] = [
     source: "CONTRACT §2 (monthly_yield)",
     over: "quote",
     amounts: 1,
+    cost: 1,
     async holds(c, quote) {
       const d = c.product.assetDecimals!;
       const q = await quote(c.product, c.p1);
@@ -177,6 +287,7 @@ export const API_PROPERTIES: readonly ApiPropertyDefinition[] = [
     source: SOURCE,
     over: "quote",
     amounts: 1,
+    cost: 1,
     async holds(c, quote) {
       const d = c.product.assetDecimals!;
       const q = await quote(c.product, c.p1);
@@ -200,6 +311,7 @@ export const API_PROPERTIES: readonly ApiPropertyDefinition[] = [
     source: SOURCE,
     over: "quote",
     amounts: 2,
+    cost: 2,
     async holds(c, quote) {
       const d = c.product.assetDecimals!;
       const [low, high] = c.p1 <= c.p2 ? [c.p1, c.p2] : [c.p2, c.p1];
@@ -226,6 +338,7 @@ export const API_PROPERTIES: readonly ApiPropertyDefinition[] = [
     source: SOURCE,
     over: "quote",
     amounts: 2,
+    cost: 3,
     async holds(c, quote) {
       const d = c.product.assetDecimals!;
       const a = await quote(c.product, c.p1);
@@ -250,6 +363,7 @@ export const API_PROPERTIES: readonly ApiPropertyDefinition[] = [
     source: "CONTRACT §2 (invariants), §3",
     over: "quote",
     amounts: 1,
+    cost: 2,
     async holds(c, quote) {
       const d = c.product.assetDecimals!;
       fc.pre(d > 0);
@@ -275,6 +389,7 @@ export const API_PROPERTIES: readonly ApiPropertyDefinition[] = [
     source: "CONTRACT §1, §2 (invariants)",
     over: "quote",
     amounts: 1,
+    cost: 1,
     async holds(c, quote) {
       const d = c.product.assetDecimals!;
       const q = await quote(c.product, c.p1);
@@ -290,12 +405,68 @@ export const API_PROPERTIES: readonly ApiPropertyDefinition[] = [
     },
   },
   {
+    id: "P-16",
+    title: "A position's assets are the floor of its virtual share",
+    statement:
+      "each position with the audit view: assets = floor(shares × (total_assets + 1) / (total_supply + 10^δ))",
+    source: "CONTRACT §2 (position)",
+    over: "positions",
+    needs: "vault",
+    judge(p) {
+      const v = p.vault!;
+      let shares: bigint;
+      try {
+        shares = toBaseUnits(p.sharesText, p.decimals + v.decimalsOffset);
+      } catch {
+        return `shares ${JSON.stringify(p.sharesText)} is not a decimal with at most ${p.decimals + v.decimalsOffset} fractional digits (asset decimals ${p.decimals} + δ ${v.decimalsOffset})`;
+      }
+      const expected = convertedAssets(shares, v.totalAssets, v.totalSupply, v.decimalsOffset);
+      if (p.assets === expected) return undefined;
+      return `assets ${show(p.assets, p.decimals)} for shares ${p.sharesText}; floor(${shares} × (${v.totalAssets} + 1) / (${v.totalSupply} + 10^${v.decimalsOffset})) = ${expected} base units, i.e. ${show(expected, p.decimals)}`;
+    },
+  },
+  {
     id: "P-17",
     title: "assets never exceeds what the vault holds",
     statement:
-      "each position read: assets ≤ the product's wrapper_total_assets; no shares ⇒ no assets ⇒ usd_value 0",
+      "each position read: assets ≤ the product's wrapper_total_assets (and ≤ the audit view's total_assets); no shares ⇒ no assets ⇒ usd_value 0",
     source: SOURCE,
     over: "positions",
+    judge(p) {
+      if (p.sharesText === "0" && p.assets !== 0n)
+        return `no shares, yet assets ${show(p.assets, p.decimals)}`;
+      if (p.assets === 0n && p.usd !== 0n) return `no assets, yet usd_value ${show(p.usd, 2)}`;
+      const total = p.product.metrics?.["wrapper_total_assets"];
+      if (typeof total === "string") {
+        let vault: bigint;
+        try {
+          vault = toBaseUnits(total, p.decimals);
+        } catch {
+          return `wrapper_total_assets ${JSON.stringify(total)} is not a decimal at ${p.decimals} digits`;
+        }
+        if (p.assets > vault)
+          return `assets ${show(p.assets, p.decimals)} exceed the product's wrapper_total_assets ${show(vault, p.decimals)}`;
+      }
+      if (p.vault !== undefined && p.assets > p.vault.totalAssets)
+        return `assets ${p.assets} base units exceed the audit view's total_assets ${p.vault.totalAssets}`;
+      return undefined;
+    },
+  },
+  {
+    id: "P-19",
+    title: "usd_value is the value rounded down to the cent",
+    statement:
+      "each position: usd_value = floor(assets × usd_price) at 2 digits (the audit view's price); 0 without assets",
+    source: "CONTRACT §2 (usd_value)",
+    over: "positions",
+    needs: "price",
+    judge(p) {
+      if (p.assets === 0n) return p.usd === 0n ? undefined : `no assets, yet usd_value ${show(p.usd, 2)}`;
+      const price = p.vault!.usdPrice!;
+      const expected = usdValue(p.assets, p.decimals, price);
+      if (show(p.usd, 2) === expected) return undefined;
+      return `usd_value ${show(p.usd, 2)} for assets ${show(p.assets, p.decimals)} at usd_price ${price}; floor to the cent is ${expected}`;
+    },
   },
 ];
 
@@ -312,6 +483,82 @@ export function expectedNet(product: ListedProduct): string | undefined {
 
 function isMetrics(m: ListedProduct["metrics"]): m is Record<string, unknown> & { underlying_apy: string } {
   return typeof m === "object" && m !== null && typeof m["underlying_apy"] === "string";
+}
+
+/**
+ * Reads a position answer, or says why it cannot be judged: `broken` (a failure of every position
+ * property), `refused` (discarded), or an unreadable figure (a failure).
+ */
+export function readPosition(
+  product: ListedProduct,
+  wallet: string,
+  answer: Answer,
+): { read: PositionRead } | { failure: string } | { refused: string } {
+  if ("broken" in answer) return { failure: `a valid position request got ${answer.broken}` };
+  if ("refused" in answer) return { refused: answer.refused };
+  const d = product.assetDecimals;
+  if (d === undefined) return { refused: "the product list gives no asset_decimals" };
+  const { shares, assets, usd_value: usd, vault } = answer.data;
+  if (typeof shares !== "string" || !isCanonical(shares))
+    return { failure: `shares ${JSON.stringify(shares)} is not a canonical decimal` };
+  let assetUnits: bigint;
+  let usdUnits: bigint;
+  try {
+    assetUnits = toBaseUnits(assets as string, d);
+  } catch {
+    return {
+      failure: `assets ${JSON.stringify(assets)} is not a decimal with at most ${d} fractional digits`,
+    };
+  }
+  try {
+    usdUnits = toBaseUnits(usd as string, 2);
+  } catch {
+    return { failure: `usd_value ${JSON.stringify(usd)} is not a decimal with at most 2 fractional digits` };
+  }
+  let view: VaultView | undefined;
+  if (vault !== undefined) {
+    const v = vault as Record<string, unknown>;
+    const integer = (x: unknown) => typeof x === "string" && /^(0|[1-9][0-9]*)$/.test(x);
+    if (
+      typeof vault !== "object" ||
+      vault === null ||
+      !Number.isInteger(v["decimals_offset"]) ||
+      (v["decimals_offset"] as number) < 0 ||
+      (v["decimals_offset"] as number) > 36 ||
+      !integer(v["total_assets"]) ||
+      !integer(v["total_supply"]) ||
+      (v["usd_price"] !== undefined &&
+        !(typeof v["usd_price"] === "string" && /^[0-9]+(\.[0-9]+)?$/.test(v["usd_price"])))
+    )
+      return {
+        failure: `the audit view ${JSON.stringify(vault)} is not {decimals_offset: 0…36, total_assets and total_supply as integer strings, usd_price as a decimal}`,
+      };
+    view = {
+      decimalsOffset: v["decimals_offset"] as number,
+      totalAssets: BigInt(v["total_assets"] as string),
+      totalSupply: BigInt(v["total_supply"] as string),
+      ...(v["usd_price"] === undefined ? {} : { usdPrice: v["usd_price"] as string }),
+    };
+  }
+  return {
+    read: {
+      product,
+      wallet,
+      answer,
+      decimals: d,
+      assets: assetUnits,
+      usd: usdUnits,
+      sharesText: shares,
+      ...(view === undefined ? {} : { vault: view }),
+    },
+  };
+}
+
+/** Whether a position property can judge `p`: what it needs of the audit view is there. */
+export function judgeable(definition: ApiPropertyDefinition, p: PositionRead): boolean {
+  if (definition.needs === "vault") return p.vault !== undefined;
+  if (definition.needs === "price") return p.assets === 0n || p.vault?.usdPrice !== undefined;
+  return true;
 }
 
 /** `target.quote` for base units, read: the Quoter the runner hands each property. */

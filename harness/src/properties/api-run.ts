@@ -2,8 +2,12 @@
  * `partner-yield-conformance properties --base-url URL`: the properties of CONTRACT §2 that the
  * API can show, run against a deployment's answers with generated amounts, within a request
  * budget and the same throttle as the conformance runner (by default it fits a sandbox's 100
- * requests a minute). A failure is shrunk to a small amount while the budget lasts, and printed
- * with its seed, its replay path and the curl commands that reproduce it.
+ * requests a minute). A 5xx, a reset, a timeout or an unreadable answer on a valid input fails the
+ * property; a property that could not run enough inputs (or every class of input, `--min-runs`)
+ * is `inconclusive`, never passed. Each property has its own budget; a failure is shrunk while it
+ * lasts, and printed with its seed, its replay path and the curl commands that reproduce it. The
+ * report carries a coverage record per property and every position read with its audit view, so
+ * that an auditor can recompute each one from the report alone.
  * @module
  */
 import fc from "fast-check";
@@ -11,16 +15,25 @@ import { CheckContext, type ListedProduct } from "../checks/context.js";
 import { ConfigError } from "../config.js";
 import { discover } from "../discovery.js";
 import { type Exchange, HttpClient } from "../http/client.js";
-import { fromBaseUnits, toBaseUnits } from "../oracle/decimal.js";
+import { fromBaseUnits } from "../oracle/decimal.js";
 import type { Redactor } from "../redact.js";
 import { type Clock, TokenBucket } from "../throttle.js";
 import { VERSION } from "../version.js";
 import {
+  AMOUNT_CLASSES,
   API_PROPERTIES,
   type ApiPropertyDefinition,
+  amountClass,
+  classCases,
+  coveringOrder,
   expectedNet,
+  judgeable,
+  type PositionRead,
+  productClasses,
+  type QuoteCase,
   quoteCases,
   quoterFor,
+  readPosition,
   Violation,
 } from "./api-properties.js";
 import { ApiTarget, BudgetSpent } from "./api-target.js";
@@ -36,10 +49,14 @@ export interface ApiPropertyOptions {
   readonly seed: number;
   readonly path?: string | undefined;
   readonly only?: readonly string[] | undefined;
-  /** A wallet that holds a position (P-17 reads it besides a random one). */
+  /** A wallet that holds a position (the position properties read it besides a random one). */
   readonly wallet?: string | undefined;
-  /** Products whose positions P-17 reads, at most. */
+  /** Products whose positions the position properties read, at most. */
   readonly productSample: number;
+  /** Inputs every class of input must get, at least (`--min-runs`, default 1). */
+  readonly minRuns?: number | undefined;
+  /** The API's own base path (`--base-path`), when the other side of the CLI passes one. */
+  readonly apiBasePath?: string | undefined;
   readonly maxRequests: number;
   readonly rpm: number;
   readonly burst: number;
@@ -50,11 +67,37 @@ export interface ApiPropertyOptions {
   readonly clock?: Clock;
 }
 
+/** Inputs tried, by class: how many of each, and the classes expected but short of `--min-runs`. */
+export interface Coverage {
+  readonly products: Readonly<Record<string, number>>;
+  readonly amounts?: Readonly<Record<string, number>>;
+  readonly wallets?: Readonly<Record<string, number>>;
+  /** Expected classes that got fewer than `--min-runs` inputs. */
+  readonly missing: readonly string[];
+}
+
+/** A position as read in the run, with what recomputing it needs (docs/math.md, Positions). */
+export interface PositionRecord {
+  readonly product_slug: string;
+  readonly status: string | undefined;
+  readonly asset_decimals: number | undefined;
+  readonly wallet_address: string;
+  /** The answer's data as served (shares, assets, usd_value, and the audit view `vault` if any). */
+  readonly answer: Readonly<Record<string, unknown>> | null;
+  /** Why it has no figures: a refusal or a broken answer. */
+  readonly error?: string;
+  readonly curl: string;
+}
+
 export interface ApiPropertyResult {
   readonly id: string;
   readonly title: string;
   readonly statement: string;
-  readonly status: "passed" | "failed";
+  /** `inconclusive`: too few inputs ran (refusals, budget, a class never exercised): never a pass. */
+  readonly status: "passed" | "failed" | "inconclusive";
+  readonly coverage?: Coverage;
+  /** Requests this property may spend: its runs and its share of shrinking. */
+  readonly budget?: { readonly runs: number; readonly shrink: number };
   readonly runs: number;
   /** Cases discarded: an amount the deployment refused, or no digit to spare (P-14 at 0 decimals). */
   readonly discarded: number;
@@ -79,9 +122,12 @@ export interface ApiPropertyReport {
   readonly seed: number;
   readonly runsPerProperty: number;
   readonly requests: number;
+  readonly minRuns: number;
   readonly results: readonly ApiPropertyResult[];
+  readonly positions: readonly PositionRecord[];
   readonly passed: number;
   readonly failed: number;
+  readonly inconclusive: number;
 }
 
 /** The properties `--only` selects (IDs or the prefix P). Throws ConfigError for an unknown one. */
@@ -101,6 +147,7 @@ export function plannedRequests(
   selected: readonly ApiPropertyDefinition[],
 ): number {
   const quotes = selected.some((p) => p.over === "quote") ? options.runs * REQUESTS_PER_CASE : 0;
+  // Positions are asked once and shared by every position property.
   const positions = selected.some((p) => p.over === "positions")
     ? options.productSample * (options.wallet === undefined ? 1 : 2)
     : 0;
@@ -123,15 +170,26 @@ export async function runApiProperties(
     burst: options.burst,
     ...(options.clock ? { clock: options.clock } : {}),
   });
-  const client = new HttpClient({ baseUrl: options.baseUrl, bucket, timeoutMs: options.timeoutMs });
-  const target = new ApiTarget(client, options.apiKey, options.maxRequests, options.maxRequests - planned);
+  const client = new HttpClient({
+    baseUrl: options.baseUrl,
+    bucket,
+    timeoutMs: options.timeoutMs,
+    ...(options.apiBasePath === undefined ? {} : { apiBasePath: options.apiBasePath }),
+  });
+  const target = new ApiTarget(client, options.apiKey, options.maxRequests);
+  const quoteProperties = selected.filter((p) => p.over === "quote").length;
+  const shrinkShare =
+    quoteProperties === 0 ? 0 : Math.floor((options.maxRequests - planned) / quoteProperties);
+  const minRuns = options.minRuns ?? 1;
   const results: ApiPropertyResult[] = [];
+  const positions = new Map<string, PositionRecord>();
   print(
     `Auditors' property suite through the API of ${options.baseUrl}: the invariants of CONTRACT §2 as the deployment answers them`,
   );
   print(
     `seed ${options.seed} · ${options.path === undefined ? `${options.runs} runs per property` : `replaying path ${options.path}`} · ` +
-      `at most ${options.maxRequests} requests (${planned} for the runs, the rest for shrinking) · throttle ${options.rpm}/min, burst ${options.burst}`,
+      `every class of input at least ${minRuns}× (--min-runs) · ` +
+      `at most ${options.maxRequests} requests (${planned} for the runs, ${shrinkShare} per property for shrinking) · throttle ${options.rpm}/min, burst ${options.burst}`,
   );
   print("");
   try {
@@ -149,9 +207,18 @@ export async function runApiProperties(
       let result: Outcome;
       if (definition.over === "products")
         result = productsProperty(definition, products, discovery.exchange, options);
-      else if (definition.over === "positions")
-        result = await positionsProperty(definition, products, target, options);
-      else result = await quoteProperty(definition, quotable, target, options);
+      else if (definition.over === "positions") {
+        const budget = { runs: positionRequests(options), shrink: 0 };
+        target.begin(budget);
+        result = {
+          ...(await positionsProperty(definition, products, target, options, minRuns, positions)),
+          budget,
+        };
+      } else {
+        const budget = { runs: options.runs * (definition.cost ?? REQUESTS_PER_CASE), shrink: shrinkShare };
+        target.begin(budget);
+        result = { ...(await quoteProperty(definition, quotable, target, options, minRuns)), budget };
+      }
       const counted: ApiPropertyResult = { ...result, requests: target.spent - before };
       results.push(counted);
       printResult(counted, definition, options, print);
@@ -160,9 +227,12 @@ export async function runApiProperties(
     await client.close();
   }
   const failed = results.filter((r) => r.status === "failed").length;
+  const inconclusive = results.filter((r) => r.status === "inconclusive").length;
+  const positionList = [...positions.values()];
+  if (positionList.length > 0) printPositions(positionList, print);
   print("");
   print(
-    `${results.length - failed} passed, ${failed} failed · ${client.spent} requests · seed ${options.seed}`,
+    `${results.length - failed - inconclusive} passed, ${failed} failed, ${inconclusive} inconclusive · ${client.spent} requests · seed ${options.seed}`,
   );
   return {
     tool: "partner-yield-conformance properties",
@@ -170,11 +240,29 @@ export async function runApiProperties(
     baseUrl: options.baseUrl,
     seed: options.seed,
     runsPerProperty: options.runs,
+    minRuns,
     requests: client.spent,
     results,
-    passed: results.length - failed,
+    positions: positionList,
+    passed: results.length - failed - inconclusive,
     failed,
+    inconclusive,
   };
+}
+
+/** Position requests of a run: each product of the sample, for each wallet read. */
+function positionRequests(options: Pick<ApiPropertyOptions, "productSample" | "wallet">): number {
+  return options.productSample * (options.wallet === undefined ? 1 : 2);
+}
+
+/** Counts one input of each of `classes` into `tally`. */
+function count(tally: Record<string, number>, ...classes: string[]): void {
+  for (const c of classes) tally[c] = (tally[c] ?? 0) + 1;
+}
+
+/** The expected classes of `tally`'s dimension that got fewer than `minRuns` inputs. */
+function short(tally: Record<string, number>, expected: readonly string[], minRuns: number): string[] {
+  return expected.filter((c) => (tally[c] ?? 0) < minRuns).map((c) => `${c} (${tally[c] ?? 0})`);
 }
 
 /** A result before the runner counts its requests. */
@@ -229,6 +317,8 @@ async function positionsProperty(
   products: readonly ListedProduct[],
   target: ApiTarget,
   options: ApiPropertyOptions,
+  minRuns: number,
+  records: Map<string, PositionRecord>,
 ): Promise<Outcome> {
   const [random] = fc.sample(fc.uint8Array({ minLength: 20, maxLength: 20 }), {
     seed: options.seed,
@@ -236,11 +326,18 @@ async function positionsProperty(
   });
   const wallets = [`0x${[...random!].map((b) => b.toString(16).padStart(2, "0")).join("")}`];
   if (options.wallet !== undefined) wallets.push(options.wallet);
+  const sample = coveringOrder(products).slice(0, options.productSample);
+  const tally: Record<string, number> = {};
+  const walletTally: Record<string, number> = {};
   let runs = 0;
   let discarded = 0;
-  for (const product of products.slice(0, options.productSample)) {
-    const d = product.assetDecimals;
-    const total = (product.metrics as Record<string, unknown> | null | undefined)?.["wrapper_total_assets"];
+  let noView = 0;
+  const outcome = (): Pick<ApiPropertyResult, "runs" | "discarded" | "budgetHit"> => ({
+    runs,
+    discarded,
+    ...(target.budgetHit ? { budgetHit: true } : {}),
+  });
+  for (const product of sample) {
     for (const wallet of wallets) {
       let answer: Awaited<ReturnType<ApiTarget["position"]>>;
       try {
@@ -249,50 +346,76 @@ async function positionsProperty(
         if (error instanceof BudgetSpent) break;
         throw error;
       }
-      if ("refused" in answer || d === undefined) {
+      const curl = evidenceOf([answer.exchange], options)[0] ?? "";
+      const read = readPosition(product, wallet, answer);
+      records.set(`${product.slug} ${wallet.toLowerCase()}`, {
+        product_slug: product.slug,
+        status: product.status,
+        asset_decimals: product.assetDecimals,
+        wallet_address: wallet,
+        answer: "data" in answer ? answer.data : null,
+        ...("broken" in answer
+          ? { error: answer.broken }
+          : "refused" in answer
+            ? { error: answer.refused }
+            : {}),
+        curl,
+      });
+      const fail = (error: string): Outcome => ({
+        ...base(definition),
+        status: "failed",
+        ...outcome(),
+        counterexample: `${product.slug}, ${wallet}`,
+        error,
+        reproduce: evidenceOf([answer.exchange], options),
+        coverage: { products: tally, wallets: walletTally, missing: [] },
+      });
+      if ("failure" in read) return fail(read.failure);
+      if ("refused" in read) {
+        discarded++;
+        continue;
+      }
+      const p: PositionRead = read.read;
+      if (!judgeable(definition, p)) {
+        noView++;
         discarded++;
         continue;
       }
       runs++;
-      const fail = (error: string): Outcome => ({
-        ...base(definition),
-        status: "failed",
-        runs,
-        discarded,
-        counterexample: `${product.slug}, ${wallet}`,
-        error,
-        reproduce: evidenceOf([answer.exchange], options),
-      });
-      const { shares, assets, usd_value: usd } = answer.data;
-      if (shares === "0" && assets !== "0") return fail(`no shares, yet assets ${JSON.stringify(assets)}`);
-      if (assets === "0" && usd !== "0") return fail(`no assets, yet usd_value ${JSON.stringify(usd)}`);
-      if (typeof total === "string" && typeof assets === "string") {
-        let held: bigint;
-        let vault: bigint;
-        try {
-          held = toBaseUnits(assets, d);
-          vault = toBaseUnits(total, d);
-        } catch {
-          return fail(
-            `assets ${JSON.stringify(assets)} or wrapper_total_assets ${JSON.stringify(total)} is not a decimal at ${d} digits`,
-          );
-        }
-        if (held > vault)
-          return fail(
-            `assets ${fromBaseUnits(held, d)} exceed the vault's wrapper_total_assets ${fromBaseUnits(vault, d)}`,
-          );
-      }
+      count(tally, ...productClasses(product).filter((c) => c !== "loss product"));
+      count(walletTally, p.sharesText === "0" ? "wallet without holdings" : "wallet with holdings");
+      const error = definition.judge!(p);
+      if (error !== undefined) return fail(error);
     }
   }
-  if (runs === 0)
+  const expectedProducts = [...new Set(products.flatMap(productClasses).filter((c) => c !== "loss product"))];
+  const missing = [
+    ...short(tally, expectedProducts, minRuns),
+    ...short(walletTally, ["wallet with holdings", "wallet without holdings"], minRuns),
+  ];
+  const coverage: Coverage = { products: tally, wallets: walletTally, missing };
+  if (runs === 0 || missing.length > 0) {
+    const why: string[] = [];
+    if (noView > 0)
+      why.push(
+        definition.needs === "vault"
+          ? `${noView} positions came without the audit view (data.vault), which ${definition.id} recomputes from`
+          : `${noView} positions with assets came without the audit view's usd_price`,
+      );
+    if (missing.some((m) => m.startsWith("wallet with holdings")) && options.wallet === undefined)
+      why.push("no wallet with holdings was read: pass --wallet ADDRESS");
+    if (missing.some((m) => m.startsWith("status") || m.startsWith("decimals")))
+      why.push(`raise --product-sample (${options.productSample}) to read every kind of product`);
+    if (target.budgetHit) why.push("the property's request budget ran out");
     return {
       ...base(definition),
-      status: "failed",
-      runs,
-      discarded,
-      error: "ran 0 inputs: no position was answered",
+      status: "inconclusive",
+      ...outcome(),
+      coverage,
+      error: `ran ${runs} inputs${missing.length > 0 ? `; never exercised ${minRuns}×: ${missing.join(", ")}` : ""}${why.length > 0 ? ` (${why.join("; ")})` : ""}`,
     };
-  return { ...base(definition), status: "passed", runs, discarded };
+  }
+  return { ...base(definition), status: "passed", ...outcome(), coverage };
 }
 
 async function quoteProperty(
@@ -300,55 +423,88 @@ async function quoteProperty(
   quotable: readonly ListedProduct[],
   target: ApiTarget,
   options: ApiPropertyOptions,
+  minRuns: number,
 ): Promise<Outcome> {
   if (quotable.length === 0)
     return {
       ...base(definition),
-      status: "failed",
+      status: "inconclusive",
       runs: 0,
       discarded: 0,
       error: "ran 0 inputs: the target lists no active product with metrics",
     };
   const quote = quoterFor(target);
-  target.shrinking = false;
-  target.shrinkCut = false;
-  target.budgetHit = false;
+  const productTally: Record<string, number> = {};
+  const amountTally: Record<string, number> = {};
+  let violated = false;
   const property = fc.asyncProperty(quoteCases(quotable), async (c) => {
     try {
-      await definition.holds!(c, quote);
+      const d = c.product.assetDecimals!;
+      if (c.p1 === 0n) await zeroRefused(c, target);
+      else await definition.holds!(c, quote);
+      if (!violated) {
+        count(productTally, ...productClasses(c.product));
+        count(amountTally, amountClass(c.p1, d));
+        if (definition.amounts === 2 && c.p1 !== 0n) count(amountTally, amountClass(c.p2, d));
+      }
     } catch (error) {
       if (error instanceof BudgetSpent) {
         // While shrinking, the last failure stands; before, the case cannot be judged.
         if (target.shrinking) return;
         fc.pre(false);
       }
-      if (error instanceof Violation) target.shrinking = true;
+      if (error instanceof Violation) {
+        violated = true;
+        target.shrinking = true;
+      }
       throw error;
     }
   });
+  // Every class of input on purpose first (--min-runs rounds), then random cases.
+  const examples = classCases(quotable, minRuns).map((c): [QuoteCase] => [c]);
+  const numRuns = Math.max(options.runs, examples.length);
   const details = await fc.check(property, {
-    numRuns: options.runs,
+    numRuns,
     seed: options.seed,
+    examples,
     // A discarded case may have cost requests: give up early rather than spend the budget on them.
     maxSkipsPerRun: 2,
     ...(options.path === undefined ? {} : { path: options.path }),
   });
   target.shrinking = false;
+  const fractional = quotable.some((p) => (p.assetDecimals ?? 0) > 0);
+  const expectedProducts = [...new Set(quotable.flatMap(productClasses))];
+  const expectedAmounts = AMOUNT_CLASSES.filter((c) => c !== "max precision" || fractional);
+  const missing =
+    options.path === undefined
+      ? [...short(productTally, expectedProducts, minRuns), ...short(amountTally, expectedAmounts, minRuns)]
+      : [];
+  const coverage: Coverage = { products: productTally, amounts: amountTally, missing };
   const outcome = {
     ...base(definition),
     runs: details.numRuns,
     discarded: details.numSkips,
+    coverage,
     ...(target.budgetHit ? { budgetHit: true } : {}),
   };
   // Too many discarded cases: fast-check gives up, and there is no counterexample to show.
   const gaveUp = details.failed && details.counterexample === null;
   if (!details.failed || gaveUp) {
-    if (details.numRuns > 0 && !gaveUp) return { ...outcome, status: "passed" };
-    const error =
-      options.path === undefined
-        ? `ran ${details.numRuns} inputs, ${details.numSkips} cases discarded (amounts the deployment refused${target.budgetHit ? ", then the request budget ran out" : ""}): ${details.numRuns === 0 ? "nothing was tested" : "too few runs to judge"}`
-        : `ran 0 inputs: the path "${options.path}" leads to no case of ${definition.id} with seed ${options.seed}`;
-    return { ...outcome, status: "failed", error };
+    const enough = details.numRuns >= numRuns && !gaveUp;
+    if (enough && missing.length === 0) return { ...outcome, status: "passed" };
+    if (options.path !== undefined && details.numRuns === 0)
+      return {
+        ...outcome,
+        status: "inconclusive",
+        error: `ran 0 inputs: the path "${options.path}" leads to no case of ${definition.id} with seed ${options.seed}`,
+      };
+    const parts = [
+      `ran ${details.numRuns} of ${numRuns} inputs, ${details.numSkips} cases discarded (amounts the deployment refused${target.budgetHit ? `, then the property's budget of ${options.runs * (definition.cost ?? REQUESTS_PER_CASE)} requests ran out` : ""})`,
+    ];
+    if (details.numRuns === 0) parts.push("nothing was tested");
+    else if (!enough) parts.push("too few runs to judge");
+    if (missing.length > 0) parts.push(`never exercised ${minRuns}×: ${missing.join(", ")}`);
+    return { ...outcome, status: "inconclusive", error: parts.join(": ") };
   }
   const error = details.errorInstance;
   const c = details.counterexample?.[0];
@@ -366,11 +522,39 @@ async function quoteProperty(
       ? {}
       : {
           path,
-          replay: `${options.command} --base-url ${options.baseUrl} --only ${definition.id} --seed ${details.seed} --path "${path}"`,
+          replay: `${options.command} --base-url ${options.baseUrl} --only ${definition.id} --seed ${details.seed} --path "${path}"${options.minRuns === undefined || options.minRuns === 1 ? "" : ` --min-runs ${options.minRuns}`}`,
         }),
     reproduce: error instanceof Violation ? evidenceOf(error.exchanges, options) : [],
     shrinkCut: target.shrinkCut,
   };
+}
+
+/** The zero class: amount 0 is refused with a 400 (CONTRACT §3: greater than zero). */
+async function zeroRefused(c: QuoteCase, target: ApiTarget): Promise<void> {
+  const answer = await target.quote(c.product, "0");
+  if ("broken" in answer) throw new Violation(`amount 0 got ${answer.broken}`, [answer.exchange]);
+  if ("refused" in answer && answer.status === 400) return;
+  throw new Violation(
+    `amount 0 was answered ${"refused" in answer ? answer.refused : "HTTP 200 with figures"}; an amount must be greater than zero (400 invalid_amount)`,
+    [answer.exchange],
+  );
+}
+
+/** `class n, class n` of a tally. */
+function tallyText(tally: Readonly<Record<string, number>>): string {
+  return Object.entries(tally)
+    .map(([c, n]) => `${c} ${n}`)
+    .join(", ");
+}
+
+function printCoverage(coverage: Coverage | undefined, print: (line: string) => void): void {
+  if (coverage === undefined) return;
+  const parts = [
+    `products: ${tallyText(coverage.products) || "none"}`,
+    ...(coverage.amounts === undefined ? [] : [`amounts: ${tallyText(coverage.amounts) || "none"}`]),
+    ...(coverage.wallets === undefined ? [] : [`wallets: ${tallyText(coverage.wallets) || "none"}`]),
+  ];
+  print(`    coverage: ${parts.join(" · ")}`);
 }
 
 function printResult(
@@ -382,12 +566,22 @@ function printResult(
   const unit = definition.over === "quote" ? (result.runs === 1 ? "run" : "runs") : definition.over;
   const discarded =
     (result.discarded > 0 ? `, ${result.discarded} discarded` : "") +
-    (result.budgetHit ? ", the request budget ran out" : "");
+    (result.budgetHit ? ", the property's request budget ran out" : "");
   if (result.status === "passed") {
     print(
       `✔ ${result.id}  ${result.title}  (${result.runs} ${unit}${discarded}, ${result.requests} new requests)`,
     );
     print(`         ${result.statement}`);
+    printCoverage(result.coverage, print);
+    return;
+  }
+  if (result.status === "inconclusive") {
+    print(
+      `? ${result.id}  ${result.title}  (inconclusive after ${result.runs} ${unit}${discarded}, ${result.requests} new requests)`,
+    );
+    print(`         ${result.statement}`);
+    print(`    inconclusive: ${options.redactor.redact(result.error ?? "")}`);
+    printCoverage(result.coverage, print);
     return;
   }
   print(
@@ -397,9 +591,12 @@ function printResult(
   if (result.counterexample !== undefined) print(`    counterexample: ${result.counterexample}`);
   print(`    error: ${options.redactor.redact(result.error ?? "")}`);
   if (result.shrinkCut)
-    print("    (shrinking stopped: the request budget ran out; --max-requests allows more)");
+    print(
+      `    (shrinking stopped: the property's budget of ${result.budget?.shrink ?? 0} requests for shrinking ran out, the counterexample may not be minimal; --max-requests allows more)`,
+    );
   if (result.seed !== undefined) print(`    seed ${result.seed}, path "${result.path ?? ""}"`);
   if (result.replay !== undefined) print(`    replay: ${result.replay}`);
+  printCoverage(result.coverage, print);
   if (result.reproduce !== undefined && result.reproduce.length > 0) {
     print("    reproduce:");
     for (const curl of result.reproduce)
@@ -409,5 +606,32 @@ function printResult(
           .map((line) => `      ${line}`)
           .join("\n"),
       );
+  }
+}
+
+/**
+ * Every position read, with the figures that recompute it (docs/math.md, Positions): an auditor
+ * needs nothing but these lines.
+ */
+function printPositions(positions: readonly PositionRecord[], print: (line: string) => void): void {
+  print("");
+  print(
+    "Positions read (assets = floor(shares × 10^(D+δ) × (total_assets + 1) / (total_supply + 10^δ)) / 10^D, usd_value = floor(assets × usd_price) at 2 digits):",
+  );
+  for (const p of positions) {
+    const head = `  ${p.product_slug} (${p.status ?? "?"}, D = ${p.asset_decimals ?? "?"}) ${p.wallet_address}:`;
+    if (p.answer === null) {
+      print(`${head} ${p.error ?? "no answer"}`);
+      continue;
+    }
+    const a = p.answer;
+    const v = a["vault"] as Record<string, unknown> | undefined;
+    const view =
+      v === undefined
+        ? "no audit view"
+        : `δ = ${String(v["decimals_offset"])}, total_assets ${String(v["total_assets"])}, total_supply ${String(v["total_supply"])}${v["usd_price"] === undefined ? "" : `, usd_price ${String(v["usd_price"])}`}`;
+    print(
+      `${head} shares ${String(a["shares"])}, assets ${String(a["assets"])}, usd_value ${String(a["usd_value"])} · ${view}`,
+    );
   }
 }
