@@ -20,6 +20,7 @@ import {
 } from "./published-credentials.js";
 import { redactConnectionText } from "./redact-url.js";
 import { createNodePartnerApi, startServer } from "./server.js";
+import { otlpEndpoint } from "./tracing.js";
 
 // A reader that stops early (`partner-yield --help | head`, a log pipe that died) is not an
 // error: what it did not read is dropped, and a running server keeps serving.
@@ -69,6 +70,16 @@ async function main(argv: readonly string[]): Promise<void> {
 
 async function serve(config: ServeConfig): Promise<void> {
   setHeapGrowth(config.heapGrowthPercent);
+  // Only with OTEL_EXPORTER_OTLP_ENDPOINT: a server without it never loads the OpenTelemetry SDK.
+  let tracing: import("./otlp-tracing.js").TracingSetup | undefined;
+  if (otlpEndpoint(process.env) !== undefined) {
+    try {
+      tracing = (await import("./otlp-tracing.js")).tracingFromEnvironment(process.env);
+    } catch (error) {
+      fail(EXIT_USAGE, `cannot start: ${(error as Error).message}`);
+      return;
+    }
+  }
   const noData =
     config.databaseUrl === undefined
       ? missingDataSource(config.fixturesDir, config.fixturesDir === DEFAULT_FIXTURES_DIR)
@@ -156,6 +167,7 @@ async function serve(config: ServeConfig): Promise<void> {
     bodyLimitBytes: config.bodyLimitBytes,
     rateLimitQuota: config.rateLimitQuota,
     ipv6PrefixLength: config.connections.ipv6PrefixLength,
+    tracing,
     log: config.log,
   });
   let server: Awaited<ReturnType<typeof startServer>>;
@@ -166,6 +178,7 @@ async function serve(config: ServeConfig): Promise<void> {
       port: config.port,
       bodyLimitBytes: config.bodyLimitBytes,
       timeouts: config.timeouts,
+      tracing,
       drainDelayMs: config.drainDelayMs,
       connections: config.connections,
       log: config.log,
@@ -186,11 +199,13 @@ async function serve(config: ServeConfig): Promise<void> {
       data,
       bodyLimitBytes: config.bodyLimitBytes,
       rateLimitQuota: config.rateLimitQuota,
-      stores: description,
+      stores: tracing === undefined ? description : [...description, `traces: ${tracing.description}`],
       sources: chain?.summary,
     }),
   );
 
+  // The spans still buffered are exported (at most a few seconds) once the server has closed.
+  const closeServer = () => server.close().finally(() => tracing?.shutdown());
   let stopping = false;
   const onSignal = (signal: NodeJS.Signals) => {
     if (stopping) {
@@ -204,7 +219,7 @@ async function serve(config: ServeConfig): Promise<void> {
         `waiting up to ${config.timeouts.shutdownTimeoutMs} ms for them, ` +
         `${config.drainDelayMs + 2 * config.timeouts.shutdownTimeoutMs} ms in all)\n`,
     );
-    server.close().then(
+    closeServer().then(
       () => {
         process.stderr.write("partner-yield: stopped\n");
         process.off("SIGTERM", onSignal);

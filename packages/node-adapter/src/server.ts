@@ -25,6 +25,7 @@ import { nodeHmacSha256, nodeSha256 } from "./hmac.js";
 import { createListener, type PartnerListener } from "./listener.js";
 import { flushRequestLog, type RequestLogOption, resolveErrorLog } from "./request-log.js";
 import { settlesWithin } from "./settles-within.js";
+import { type RequestTracing, traceHandler, tracePorts } from "./tracing.js";
 
 /** Server timeouts, in milliseconds. */
 export interface ServerTimeouts {
@@ -96,6 +97,11 @@ export interface NodeApiOptions {
    * The server adds the request log (see `StartServerOptions.log`).
    */
   readonly log?: RequestLogOption | undefined;
+  /**
+   * OpenTelemetry traces (tracing.ts): the stores get a span for each call that waits; with
+   * `startServer`, each request a server span too. Default none: nothing is wrapped, no cost.
+   */
+  readonly tracing?: RequestTracing | undefined;
 }
 
 /**
@@ -107,20 +113,23 @@ export function createNodePartnerApi(options: NodeApiOptions = {}): PartnerApi {
   const data = given.every((port) => port !== undefined)
     ? undefined
     : (options.data ?? loadFixtureDir(options.fixturesDir ?? DEFAULT_FIXTURES_DIR));
-  return createPartnerApi({
-    environment: options.environment ?? "sandbox",
+  const ports = {
     partners: options.partners ?? data!.partners,
     keys: options.keys ?? data!.keys,
     products: options.products ?? data!.products,
     positions: options.positions ?? data!.positions,
     prices: options.prices ?? data!.prices,
+    events: options.events,
+    rateLimiter: options.rateLimiter,
+  };
+  return createPartnerApi({
+    environment: options.environment ?? "sandbox",
+    ...(options.tracing === undefined ? ports : tracePorts(ports, options.tracing.tracer)),
     hmac: nodeHmacSha256,
     sha256: nodeSha256,
     bodyLimitBytes: options.bodyLimitBytes,
     rateLimitOverride: options.rateLimitQuota,
     ipv6PrefixLength: options.ipv6PrefixLength,
-    events: options.events,
-    rateLimiter: options.rateLimiter,
     basePath: options.basePath,
     onError: resolveErrorLog(options.log),
   });
@@ -201,7 +210,8 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   if (!Number.isInteger(drainDelayMs) || drainDelayMs < 0)
     throw new RangeError("drainDelayMs must be a non-negative integer (milliseconds)");
   const api = options.api ?? createNodePartnerApi(options);
-  const handler = options.handler ?? options.wrap?.(api) ?? api;
+  const given = options.handler ?? options.wrap?.(api) ?? api;
+  const handler = options.tracing === undefined ? given : traceHandler(given, options.tracing);
   const target =
     handler === api && options.readinessChecks === undefined && options.instanceChecks === undefined
       ? api
