@@ -111,7 +111,7 @@ export async function conformanceSample(): Promise<string> {
 
 /** The command the API properties sample shows. */
 export const API_PROPERTIES_SAMPLE_COMMAND =
-  "pnpm properties --base-url https://sandbox.example.com --seed 7";
+  "pnpm properties --base-url https://sandbox.example.com --seed 7 --wallet 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed";
 
 /** `properties --base-url` against a sandbox whose monthly yield is rounded up. */
 export async function apiPropertiesSample(): Promise<string> {
@@ -125,7 +125,8 @@ export async function apiPropertiesSample(): Promise<string> {
         apiKeySource: "PARTNER_API_KEY",
         runs: 10,
         seed: 7,
-        productSample: 3,
+        wallet: target.wallet,
+        productSample: 8,
         maxRequests: 90,
         rpm: 90,
         burst: 9,

@@ -140,7 +140,7 @@ export function apiPropertiesTable(): string {
     "|---|---|---|---|",
     ...API_PROPERTIES.map(
       (p) =>
-        `| ${p.id} | ${cell(p.title)} | ${cell(p.statement)} | ${p.over === "quote" ? "generated amounts (P₁, P₂ per case)" : p.over === "products" ? "every listed product" : "positions of a random wallet and `--wallet`"} |`,
+        `| ${p.id} | ${cell(p.title)} | ${cell(p.statement)} | ${p.over === "quote" ? "generated amounts (P₁, P₂ per case)" : p.over === "products" ? "every listed product" : "positions of a random wallet and `--wallet`, every kind of product first"} |`,
     ),
   ].join("\n");
 }

@@ -616,7 +616,7 @@ function printResult(
 function printPositions(positions: readonly PositionRecord[], print: (line: string) => void): void {
   print("");
   print(
-    "Positions read (assets = floor(shares × 10^(D+δ) × (total_assets + 1) / (total_supply + 10^δ)) / 10^D, usd_value = floor(assets × usd_price) at 2 digits):",
+    "Positions read (docs/math.md, Positions: in base units, assets = floor(shares × (total_assets + 1) / (total_supply + 10^δ)), shares at D + δ digits; usd_value = floor(assets × usd_price) to the cent):",
   );
   for (const p of positions) {
     const head = `  ${p.product_slug} (${p.status ?? "?"}, D = ${p.asset_decimals ?? "?"}) ${p.wallet_address}:`;
