@@ -195,6 +195,8 @@ describe("a run's report", () => {
     ];
     assert.equal(await main(args, run.io), 1, run.out.stdout);
     assert.match(run.out.stdout, /✖ POS-09 /);
+    // Every wrong usd_value counted, in wire names.
+    assert.match(run.out.stdout, /\d+ wrong figures? in \d+ of \d+ positions:\n.*"usd_value" should be/);
     const rerun = /rerun the checks that failed or warned: (.*)\n(.*)$/m.exec(run.out.stdout);
     assert.ok(rerun !== null, run.out.stdout);
     const line = rerun[1]!;

@@ -20,6 +20,7 @@ import {
 import { fractionDigits, isDecimalText, toScaled } from "./decimal-text.js";
 import type { CheckDefinition } from "./definition.js";
 import { toChecksumAddress } from "./from-core.js";
+import { failOnWrong, type WrongFigure } from "./wrong.js";
 
 const POSITION_AMOUNTS = ["shares", "assets", "usd_value"] as const;
 
@@ -395,6 +396,8 @@ export const POSITION_CHECKS: readonly CheckDefinition[] = [
         );
       const wallets = [t.randomWallet(9), ...(t.inputs.wallet === undefined ? [] : [t.inputs.wallet])];
       let compared = 0;
+      // Every wrong figure of every position is counted, not only the first.
+      const wrong: WrongFigure[] = [];
       for (const p of t.products().slice(0, t.inputs.plan.productSample)) {
         const record = own.find((r) => r.slug === p.slug);
         t.check(
@@ -413,16 +416,23 @@ export const POSITION_CHECKS: readonly CheckDefinition[] = [
               );
               continue;
             }
-            t.check(
-              data[field] === want,
-              `${p.slug}, ${wallet}: ${field} should be "${want}" (convertToAssets over the vault totals, floor(assets × price) for usd_value), got ${JSON.stringify(data[field])}`,
-              ex,
-            );
+            if (data[field] !== want)
+              wrong.push({
+                line: `${p.slug}, address=${wallet}: "${field}" should be "${want}", got ${JSON.stringify(data[field])}`,
+                ex,
+              });
           }
           compared++;
         }
       }
       t.check(compared > 0, "no position was compared");
+      failOnWrong(
+        t,
+        wrong,
+        compared,
+        "positions",
+        "expected: assets by convertToAssets over the vault totals, usd_value = floor(assets × price) at 2 digits",
+      );
     },
   },
   {

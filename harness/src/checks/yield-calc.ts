@@ -31,10 +31,9 @@ import {
 } from "./decimal-text.js";
 import type { CheckDefinition } from "./definition.js";
 import { sortedJson } from "./json-text.js";
+import { failOnWrong, type WrongFigure } from "./wrong.js";
 
 const YIELD_FIELDS = ["principal", "annual_yield", "monthly_yield", "net_apy_for_user"] as const;
-/** Wrong figures YLD-03 lists in its message; the rest are counted. */
-const WRONG_SHOWN = 8;
 
 /** Active products with metrics and known decimals: the ones a quote can be asked for. */
 export function quotable(t: CheckContext): ListedProduct[] {
@@ -285,7 +284,7 @@ export const YIELD_CHECKS: readonly CheckDefinition[] = [
       if (pairs.length >= 1) pairs[0] = [first, fromBaseUnits(1n, d)];
       if (pairs.length >= 2) pairs[1] = [first, fromBaseUnits(MAX_BASE_UNITS, d)];
       // Every wrong figure of every quote is counted, not only the first.
-      const wrong: Array<{ line: string; ex: Exchange }> = [];
+      const wrong: WrongFigure[] = [];
       for (const [product, amount] of pairs) {
         const q = (await requestQuote(t, product, amount))!;
         const apy = product.metrics!["underlying_apy"];
@@ -313,18 +312,7 @@ export const YIELD_CHECKS: readonly CheckDefinition[] = [
             });
         }
       }
-      if (wrong.length > 0) {
-        const quotes = [...new Set(wrong.map((w) => w.ex))];
-        const shown = wrong.slice(0, WRONG_SHOWN).map((w) => w.line);
-        t.fail(
-          [
-            `${wrong.length} wrong figure${wrong.length === 1 ? "" : "s"} in ${quotes.length} of ${pairs.length} quotes:`,
-            ...shown,
-            ...(wrong.length > shown.length ? [`… and ${wrong.length - shown.length} more`] : []),
-          ].join("\n"),
-          ...quotes.slice(0, 3),
-        );
-      }
+      failOnWrong(t, wrong, pairs.length, "quotes");
     },
   },
   {
