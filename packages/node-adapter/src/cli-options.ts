@@ -21,6 +21,7 @@ import {
 } from "./connections.js";
 import { DEFAULT_FIXTURES_DIR } from "./fixture-dir.js";
 import { DEFAULT_HEAP_GROWTH_PERCENT } from "./heap-growth.js";
+import { defaultInstanceId } from "./request-log.js";
 import { DEFAULT_TIMEOUTS, type ServerTimeouts } from "./server.js";
 
 /** A command line that cannot be run: the message says why; the CLI exits with status 2. */
@@ -42,6 +43,12 @@ export interface ServeConfig {
   /** Connection caps; `maxConnections` undefined: three quarters of the open-files limit. */
   readonly connections: ConnectionLimits;
   readonly log: "json" | "none";
+  /** Names this process in every log line (`--instance-id`; default `hostname-pid`). */
+  readonly instanceId: string;
+  /** Log `/healthz` and `/readyz` requests too (`--log-health-checks`). */
+  readonly logHealthChecks: boolean;
+  /** The human banner on stdout (`--banner`): `auto` prints it in the sandbox or on a terminal. */
+  readonly banner: "auto" | "on" | "off";
   /** PostgreSQL for events, keys, partners, products…; undefined: fixtures and in-memory stores. */
   readonly databaseUrl: string | undefined;
   /** With `databaseUrl`: each instance's read cache, kept current by LISTEN/NOTIFY (`--read-cache`). */
@@ -226,6 +233,27 @@ export const SERVE_FLAGS: readonly Flag[] = [
     value: "FORMAT",
     default: "json",
     help: "request log on stdout, unexpected errors on stderr: json | none",
+  },
+  {
+    flag: "instance-id",
+    env: "PARTNER_YIELD_INSTANCE_ID",
+    value: "ID",
+    default: "HOSTNAME-PID",
+    help: 'names this process in every log line ("instance"): 1 to 128 of A-Z a-z 0-9 . _ : -',
+  },
+  {
+    flag: "log-health-checks",
+    env: "PARTNER_YIELD_LOG_HEALTH_CHECKS",
+    value: "on|off",
+    default: "off",
+    help: "log /healthz and /readyz requests too (a probe every second is noise otherwise)",
+  },
+  {
+    flag: "banner",
+    env: "PARTNER_YIELD_BANNER",
+    value: "auto|on|off",
+    default: "auto",
+    help: "the human banner on stdout (URL, stores, demo credentials, curl examples); auto: in the sandbox or when stdout is a terminal, so a production log collector reads JSON only",
   },
   {
     flag: "database-url",
@@ -455,6 +483,9 @@ export function parseCommandLine(
         ipv6PrefixLength: integer("ipv6-prefix-length", 1, 128, DEFAULT_IPV6_PREFIX_LENGTH),
       },
       log: choice("log", ["json", "none"], "json"),
+      instanceId: instanceId(raw("instance-id")),
+      logHealthChecks: choice("log-health-checks", ["on", "off"], "off") === "on",
+      banner: choice("banner", ["auto", "on", "off"], "auto"),
       databaseUrl,
       readCache,
       maxEvents: integer("max-events", 1, Number.MAX_SAFE_INTEGER, DEFAULT_MAX_EVENTS),
@@ -465,6 +496,16 @@ export function parseCommandLine(
       heapGrowthPercent: integer("heap-growth", 0, 1000, DEFAULT_HEAP_GROWTH_PERCENT),
     },
   };
+}
+
+/** `--instance-id`, or `hostname-pid` (request-log.ts `defaultInstanceId`). */
+function instanceId(given: { value: string; source: string } | undefined): string {
+  if (given === undefined) return defaultInstanceId();
+  if (!/^[A-Za-z0-9._:-]{1,128}$/.test(given.value))
+    throw new UsageError(
+      `${given.source} must be 1 to 128 of A-Z a-z 0-9 . _ : -, not ${echoInput(given.value)}`,
+    );
+  return given.value;
 }
 
 function chainConfig(

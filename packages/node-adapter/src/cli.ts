@@ -1,7 +1,9 @@
 /**
  * `partner-yield serve`: the server a user starts. Flags and variables in `cli-options.ts`;
  * exit status 0 after a clean shutdown, 1 when the server cannot start, 2 for a bad command line
- * or fixture. Lifecycle messages go to stderr; stdout holds the banner and the request log.
+ * or fixture. stdout holds the request log (after the banner, when shown: `--banner`); stderr
+ * holds JSON lines only (server-log.ts: warnings, listening, shutting down, stopped; the error
+ * log; stores down and up), except a command line refused before anything started (one plain line).
  * @module
  */
 import { escapeUnsafe, FixtureError, type Partner, StoreUnavailableError } from "@partner-yield/core";
@@ -19,6 +21,9 @@ import {
   publishedInStores,
 } from "./published-credentials.js";
 import { redactConnectionText } from "./redact-url.js";
+import { resolveStoreLog, setLogInstance } from "./request-log.js";
+import { serverLogStarted, writeServerLog } from "./server-log.js";
+import { type StoreWatch, watchStores } from "./store-watch.js";
 import { createNodePartnerApi, startServer } from "./server.js";
 import { otlpEndpoint } from "./tracing.js";
 
@@ -70,6 +75,7 @@ async function main(argv: readonly string[]): Promise<void> {
 
 async function serve(config: ServeConfig): Promise<void> {
   setHeapGrowth(config.heapGrowthPercent);
+  setLogInstance(config.instanceId);
   // Only with OTEL_EXPORTER_OTLP_ENDPOINT: a server without it never loads the OpenTelemetry SDK.
   let tracing: import("./otlp-tracing.js").TracingSetup | undefined;
   if (otlpEndpoint(process.env) !== undefined) {
@@ -121,7 +127,7 @@ async function serve(config: ServeConfig): Promise<void> {
     throw error;
   }
   const { banner: data, description, readinessChecks, priceTable, warnings, ...stores } = backends;
-  for (const warning of warnings) process.stderr.write(`partner-yield: warning: ${warning}\n`);
+  for (const warning of warnings) writeServerLog("warn", "warning", { detail: warning });
   if (config.environment === "production") {
     // A published demo credential never unlocks production (CONTRACT §4, "Published credentials").
     let found: PublishedCredential[];
@@ -156,9 +162,19 @@ async function serve(config: ServeConfig): Promise<void> {
       : await (await import("./chain-sources.js")).createChainSources(
           config.chain,
           { ...stores, productRecords: data.productRecords, priceTable },
-          (line) => process.stderr.write(`partner-yield: ${redactConnectionText(line, connectionUrls)}\n`),
+          (line) => writeServerLog("warn", "chain", { detail: redactConnectionText(line, connectionUrls) }),
         );
+  // A store's going down and coming back: one line each (store-watch.ts), checked on suspicion.
+  storeWatch =
+    config.log === "none"
+      ? undefined
+      : watchStores({
+          checks: { ...readinessChecks, ...chain?.readinessChecks },
+          log: resolveStoreLog("json")!,
+          redact: (text) => redactConnectionText(text, connectionUrls),
+        });
   const api = createNodePartnerApi({
+    onStoreError: storeWatch === undefined ? undefined : () => storeWatch?.suspect(),
     environment: config.environment,
     ...stores,
     products: chain?.products ?? stores.products,
@@ -184,6 +200,7 @@ async function serve(config: ServeConfig): Promise<void> {
       log: config.log,
       readinessChecks: { ...readinessChecks, ...chain?.readinessChecks },
       instanceChecks: backends.instanceChecks,
+      logHealthChecks: config.logHealthChecks,
     });
   } catch (error) {
     const e = error as NodeJS.ErrnoException;
@@ -191,37 +208,53 @@ async function serve(config: ServeConfig): Promise<void> {
     fail(EXIT_FAILURE, `cannot listen on ${config.host}:${config.port}: ${why}`);
     return;
   }
-  process.stdout.write(
-    await formatBanner({
-      url: server.url,
-      environment: config.environment,
-      fixturesDir: config.fixturesDir,
-      data,
-      bodyLimitBytes: config.bodyLimitBytes,
-      rateLimitQuota: config.rateLimitQuota,
-      stores: tracing === undefined ? description : [...description, `traces: ${tracing.description}`],
-      sources: chain?.summary,
-    }),
-  );
+  writeServerLog("info", "listening", {
+    url: server.url,
+    environment: config.environment,
+    stores: description,
+    ...(tracing === undefined ? {} : { traces: tracing.description }),
+    pid: process.pid,
+    node: process.version,
+  });
+  const banner =
+    config.banner === "on" ||
+    (config.banner === "auto" && (config.environment === "sandbox" || process.stdout.isTTY === true));
+  if (banner)
+    process.stdout.write(
+      await formatBanner({
+        url: server.url,
+        environment: config.environment,
+        fixturesDir: config.fixturesDir,
+        data,
+        bodyLimitBytes: config.bodyLimitBytes,
+        rateLimitQuota: config.rateLimitQuota,
+        stores: tracing === undefined ? description : [...description, `traces: ${tracing.description}`],
+        sources: chain?.summary,
+      }),
+    );
 
   // The spans still buffered are exported (at most a few seconds) once the server has closed.
   const closeServer = () => server.close().finally(() => tracing?.shutdown());
   let stopping = false;
   const onSignal = (signal: NodeJS.Signals) => {
     if (stopping) {
-      process.stderr.write(`partner-yield: ${signal} again, exiting without waiting\n`);
+      writeServerLog("warn", "exiting", { signal, reason: "second signal: exiting without waiting" });
       process.exit(EXIT_FAILURE);
     }
     stopping = true;
-    process.stderr.write(
-      `partner-yield: ${signal}: shutting down (/readyz 503, still serving for ${config.drainDelayMs} ms; ` +
-        `then ${server.listener.inFlight} requests in flight, ` +
-        `waiting up to ${config.timeouts.shutdownTimeoutMs} ms for them, ` +
-        `${config.drainDelayMs + 2 * config.timeouts.shutdownTimeoutMs} ms in all)\n`,
-    );
+    // /readyz 503 at once, still serving for the drain delay; then requests in flight get up to
+    // the shutdown timeout, and the stores as long again.
+    writeServerLog("info", "shutting_down", {
+      signal,
+      drain_delay_ms: config.drainDelayMs,
+      in_flight: server.listener.inFlight,
+      shutdown_timeout_ms: config.timeouts.shutdownTimeoutMs,
+      at_most_ms: config.drainDelayMs + 2 * config.timeouts.shutdownTimeoutMs,
+    });
+    storeWatch?.close();
     closeServer().then(
       () => {
-        process.stderr.write("partner-yield: stopped\n");
+        writeServerLog("info", "stopped");
         process.off("SIGTERM", onSignal);
         process.off("SIGINT", onSignal);
         // Everything is closed: the process ends as soon as its output is written. A handle
@@ -229,7 +262,9 @@ async function serve(config: ServeConfig): Promise<void> {
         setTimeout(() => process.exit(process.exitCode ?? 0), EXIT_GRACE_MS).unref();
       },
       (error: unknown) => {
-        process.stderr.write(`partner-yield: shutdown failed: ${String(error)}\n`);
+        writeServerLog("error", "shutdown_failed", {
+          error: redactConnectionText(String(error), connectionUrls),
+        });
         process.exit(EXIT_FAILURE);
       },
     );
@@ -251,15 +286,12 @@ async function publishedInPostgres(url: string): Promise<PublishedCredential[]> 
 
 /** Redis down or back for the rate limits (fallback-limiter.ts): one JSON line on stderr. */
 function logRateLimitSwitch(local: boolean, reason: string): void {
-  const line = local
-    ? {
-        level: "warn",
-        msg: "rate limits counted per instance: Redis does not answer; each instance applies the same quotas itself until it does",
-      }
-    : { level: "info", msg: "rate limits shared again: Redis answers" };
-  process.stderr.write(
-    `${JSON.stringify({ time: new Date().toISOString(), ...line, reason: redactConnectionText(reason, connectionUrls) })}\n`,
-  );
+  writeServerLog(local ? "warn" : "info", local ? "rate_limits_local" : "rate_limits_shared", {
+    detail: local
+      ? "rate limits counted per instance: Redis does not answer; each instance applies the same quotas itself until it does"
+      : "rate limits shared again: Redis answers",
+    reason: redactConnectionText(reason, connectionUrls),
+  });
 }
 
 /** Closes every store `openBackends` opened (a server that will not start). */
@@ -274,19 +306,35 @@ async function closeStores(
   );
 }
 
-/** A broken idle connection (the pools reconnect by themselves): one JSON line on stderr. */
+/**
+ * The store watch of this server (`--log json`): told when a request met a store down, or a
+ * connection broke, so the stores are checked and their going down and coming back logged.
+ */
+let storeWatch: StoreWatch | undefined;
+
+/**
+ * A broken idle connection (the pools reconnect by themselves), the read cache's listening one
+ * lost: one JSON line on stderr, and the stores are checked.
+ */
 function logConnectionError(store: "postgres" | "redis", error: Error): void {
-  process.stderr.write(
-    `${JSON.stringify({ level: "warn", time: new Date().toISOString(), msg: `${store} connection error`, error: redactConnectionText(error.message, connectionUrls) })}\n`,
-  );
+  writeServerLog("warn", "connection_error", {
+    store,
+    error: redactConnectionText(error.message, connectionUrls),
+  });
+  storeWatch?.suspect();
 }
 
 function fail(code: number, message: string): void {
+  process.exitCode = code;
+  // Once a JSON line was written (a warning), stderr stays JSON.
+  if (serverLogStarted()) {
+    writeServerLog("error", "cannot_start", { error: redactConnectionText(message, connectionUrls) });
+    return;
+  }
   // Escaped as written: whatever a message quotes (a value, a path, a driver's error) cannot send
   // the terminal a control sequence; echoed values are also cut (`echoInput`).
   const text = escapeUnsafe(redactConnectionText(message, connectionUrls), { keepNewlines: true });
   process.stderr.write(`partner-yield: ${text}\n`);
-  process.exitCode = code;
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {

@@ -25,12 +25,19 @@ export { DEFAULT_OPENAPI_PATH, openApiJson, writeOpenApiDocument } from "./opena
 export { type PlainRequestOptions, toPlainRequest } from "./plain-request.js";
 export { type BodyState, createBodyReader, newBodyState } from "./request-body.js";
 export {
+  defaultInstanceId,
   type ErrorLogEntry,
   type LogEntry,
   type LoggedError,
+  type LogLevel,
+  levelOf,
   logPath,
   type RequestLogEntry,
   type RequestLogOption,
+  resolveStoreLog,
+  STACK_WINDOW_MS,
+  type StoreLogEntry,
+  setLogInstance,
 } from "./request-log.js";
 export { splitTarget } from "./request-target.js";
 export {
@@ -42,3 +49,5 @@ export {
   type StartServerOptions,
   startServer,
 } from "./server.js";
+export { type ServerLogEntry, serverLogEntry } from "./server-log.js";
+export { type StoreWatch, type StoreWatchOptions, watchStores } from "./store-watch.js";

@@ -32,6 +32,8 @@ import {
   truncateBody,
 } from "./request-body.js";
 import {
+  levelOf,
+  logInstance,
   logPath,
   type RequestLogEntry,
   type RequestLogOption,
@@ -59,6 +61,8 @@ export interface ListenerOptions {
    * while it is crowded, `/healthz`, `/readyz`, 401 and 429 answers close their connection.
    */
   readonly connections?: ConnectionGuard | undefined;
+  /** Log `/healthz` and `/readyz` requests too (default false: a probe every second is noise). */
+  readonly logHealthChecks?: boolean | undefined;
 }
 
 /** A node:http request listener with the state graceful shutdown needs. */
@@ -193,6 +197,7 @@ export function createListener(api: ListenerTarget, options: ListenerOptions = {
   /** Connections whose parser failed during a request that is still answered (it closes them after). */
   const failed = new WeakSet<Duplex>();
   const connections = options.connections;
+  const logHealth = options.logHealthChecks === true;
 
   function finished(): void {
     inFlight--;
@@ -219,6 +224,10 @@ export function createListener(api: ListenerTarget, options: ListenerOptions = {
     closeAfter = false;
     /** The response (or its connection) has closed. */
     closed = false;
+    /** The response answered (its outcome fields: route, error code, partner), for the log and `requestDone`. */
+    outcome: PlainResponse | undefined = undefined;
+    /** Bytes of the response body written (for the log). */
+    bytesOut = 0;
     readonly body: BodyState = newBodyState();
 
     constructor(
@@ -250,9 +259,7 @@ export function createListener(api: ListenerTarget, options: ListenerOptions = {
       if (--this.pending > 0) return;
       finished();
       connections?.requestEnded(this.req.socket);
-      log?.(
-        entry(this.method, this.path, !this.res.writableFinished, this.status, this.requestId, this.started),
-      );
+      if (log !== undefined && (logHealth || !isOps(this.path))) log(entry(this, !this.res.writableFinished));
     }
 
     /** The one answer of this request: the first call writes (or, client gone, records) it. */
@@ -261,7 +268,8 @@ export function createListener(api: ListenerTarget, options: ListenerOptions = {
       this.answered = true;
       this.requestId = plain.headers["x-request-id"] ?? "";
       this.status = plain.status;
-      write(this.res, this.method, plain, close);
+      this.outcome = plain;
+      this.bytesOut = write(this.res, this.method, plain, close);
     }
 
     refuse(error: ApiError): void {
@@ -324,7 +332,7 @@ export function createListener(api: ListenerTarget, options: ListenerOptions = {
   /** Starts the handling of one request; its answer is written when the handler settles. */
   function dispatch(exchange: Exchange): void {
     const { req, res, method, path, deferContinue, clientAddress } = exchange;
-    const ops = path === "/healthz" || path === "/readyz";
+    const ops = isOps(path);
     let response: Promise<PlainResponse>;
     try {
       const refusal = protocolRefusal(req);
@@ -461,7 +469,23 @@ export function createListener(api: ListenerTarget, options: ListenerOptions = {
     socket.on("error", () => undefined);
     socket.resume();
     socket.end(rawResponse(problemResponse(problem, requestId)), () => socket.destroy());
-    log?.(entry("CONNECT", req.url ?? "", false, problem.status, requestId, started));
+    log?.(
+      entry(
+        {
+          method: "CONNECT",
+          path: req.url ?? "",
+          status: problem.status,
+          requestId,
+          started,
+          outcome: { errorCode: problem.code },
+          clientAddress: (socket as Partial<Socket>).remoteAddress,
+          body: undefined,
+          req: undefined,
+          bytesOut: 0,
+        },
+        false,
+      ),
+    );
   }
 
   const listener = ((req: IncomingMessage, res: ServerResponse) => serve(req, res, false)) as PartnerListener;
@@ -557,11 +581,15 @@ function mustClose(
   return declared === undefined || declared > drainLimit;
 }
 
-/** One `writeHead`, one `end`; Content-Length set here (a HEAD answer brings its own). */
-function write(res: ServerResponse, method: string, plain: PlainResponse, close: boolean): void {
-  if (res.headersSent || res.destroyed) return;
+/**
+ * One `writeHead`, one `end`; Content-Length set here (a HEAD answer brings its own). Returns the
+ * bytes of the body written.
+ */
+function write(res: ServerResponse, method: string, plain: PlainResponse, close: boolean): number {
+  if (res.headersSent || res.destroyed) return 0;
   const headers: OutgoingHttpHeaders = { ...plain.headers };
-  if (plain.body !== null) headers["content-length"] = Buffer.byteLength(plain.body);
+  const length = plain.body === null ? 0 : Buffer.byteLength(plain.body);
+  if (plain.body !== null) headers["content-length"] = length;
   else if (method !== "HEAD") headers["content-length"] = 0;
   if (close) headers["connection"] = "close";
   try {
@@ -575,30 +603,60 @@ function write(res: ServerResponse, method: string, plain: PlainResponse, close:
       connection: "close",
     });
     res.end(fallback.body);
-    return;
+    return Buffer.byteLength(fallback.body);
   }
   res.end(plain.body ?? undefined);
+  return length;
 }
 
-function entry(
-  method: string,
-  path: string,
-  aborted: boolean,
-  status: number,
-  requestId: string,
-  started: number,
-): RequestLogEntry {
-  const base = {
+/** The adapter's own endpoints, not logged unless `logHealthChecks`. */
+function isOps(path: string): boolean {
+  return path === "/healthz" || path === "/readyz";
+}
+
+/** What a request's log line is made of (an `Exchange`, or the refusal of a `CONNECT`). */
+interface Logged {
+  readonly method: string;
+  readonly path: string;
+  readonly status: number;
+  readonly requestId: string;
+  readonly started: number;
+  readonly outcome: Pick<PlainResponse, "route" | "errorCode" | "partnerId" | "keyId"> | undefined;
+  readonly clientAddress: string | undefined;
+  readonly body: BodyState | undefined;
+  readonly req: IncomingMessage | undefined;
+  readonly bytesOut: number;
+}
+
+/** Every field present (undefined when absent: JSON leaves it out), so every entry has one shape. */
+function entry(x: Logged, aborted: boolean): RequestLogEntry {
+  const outcome = x.outcome;
+  return {
     time: isoNow(),
-    level: "info" as const,
-    msg: "request" as const,
-    request_id: requestId,
-    method,
-    path: logPath(path),
-    status,
-    duration_ms: Math.round((performance.now() - started) * 10) / 10,
+    level: levelOf(x.status),
+    msg: "request",
+    instance: logInstance(),
+    request_id: x.requestId,
+    method: x.method,
+    path: logPath(x.path),
+    route: outcome?.route,
+    status: x.status,
+    code: outcome?.errorCode,
+    partner_id: outcome?.partnerId,
+    key_id: outcome?.keyId,
+    client_address: x.clientAddress,
+    bytes_in: bytesIn(x.req, x.body),
+    bytes_out: x.bytesOut,
+    duration_ms: Math.round((performance.now() - x.started) * 10) / 10,
+    aborted: aborted ? true : undefined,
   };
-  return aborted ? { ...base, aborted: true } : base;
+}
+
+/** Body bytes read; when the core did not read the body, what its Content-Length declared. */
+function bytesIn(req: IncomingMessage | undefined, body: BodyState | undefined): number {
+  if (req === undefined) return 0;
+  if (body !== undefined && body.received > 0) return body.received;
+  return declaredLength(req) ?? 0;
 }
 
 let isoMs = Number.NaN;

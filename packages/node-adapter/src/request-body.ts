@@ -20,6 +20,8 @@ export interface BodyState {
   truncated: boolean;
   /** Why the parser refused the body, when it did (the `detail` of the 400). */
   fault: string | undefined;
+  /** Body bytes received by the reader so far (for the request log's `bytes_in`). */
+  received: number;
   /** Set while the reader waits for bytes: rejects it at once. */
   onTruncated: (() => void) | undefined;
 }
@@ -32,6 +34,7 @@ export function newBodyState(): BodyState {
     abandoned: false,
     truncated: false,
     fault: undefined,
+    received: 0,
     onTruncated: undefined,
   };
 }
@@ -93,7 +96,7 @@ export function createBodyReader(
     if (req.destroyed) return Promise.reject(new InvalidBodyError(CLIENT_GONE));
     // Parsed to its end already (a small body comes in the same read as its headers, and the core
     // asks for it a turn later): it is all in the stream's buffer, taken in one `read()`.
-    if (req.complete && req.readableFlowing !== true) return completeBody(req, declared, limit);
+    if (req.complete && req.readableFlowing !== true) return completeBody(req, state, declared, limit);
     if (continueResponse !== undefined && !state.continued) {
       state.continued = true;
       continueResponse.writeContinue();
@@ -110,6 +113,7 @@ export function createBodyReader(
       };
       const onData = (chunk: Buffer) => {
         received += chunk.length;
+        state.received = received;
         if (received > limit) {
           cleanup();
           req.pause();
@@ -154,10 +158,12 @@ export function createBodyReader(
  */
 function completeBody(
   req: IncomingMessage,
+  state: BodyState,
   declared: number | undefined,
   limit: number,
 ): Promise<Uint8Array> {
   const body = (req.read() as Buffer | null) ?? EMPTY;
+  state.received = body.length;
   // Over the limit but complete: nothing is left unread, so the state stays not abandoned.
   if (body.length > limit) return Promise.reject(new BodyTooLargeError(limit));
   if (declared !== undefined && body.length !== declared)

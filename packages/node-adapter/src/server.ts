@@ -98,6 +98,11 @@ export interface NodeApiOptions {
    */
   readonly log?: RequestLogOption | undefined;
   /**
+   * Hears every `StoreUnavailableError` a request met (answered 503), also with `log: "none"`:
+   * e.g. a store watch's `suspect` (store-watch.ts), which logs a store going down and coming back.
+   */
+  readonly onStoreError?: ((error: Error) => void) | undefined;
+  /**
    * OpenTelemetry traces (tracing.ts): the stores get a span for each call that waits; with
    * `startServer`, each request a server span too. Default none: nothing is wrapped, no cost.
    */
@@ -131,7 +136,7 @@ export function createNodePartnerApi(options: NodeApiOptions = {}): PartnerApi {
     rateLimitOverride: options.rateLimitQuota,
     ipv6PrefixLength: options.ipv6PrefixLength,
     basePath: options.basePath,
-    onError: resolveErrorLog(options.log),
+    onError: resolveErrorLog(options.log, options.onStoreError),
   });
 }
 
@@ -161,6 +166,8 @@ export interface StartServerOptions extends NodeApiOptions {
    * new connections elsewhere. Default 0 (`partner-yield serve`: `--drain-delay`, 5000).
    */
   readonly drainDelayMs?: number | undefined;
+  /** Log `/healthz` and `/readyz` requests too (default false). */
+  readonly logHealthChecks?: boolean | undefined;
   /** Named store checks reported by `/readyz` (see `ListenerTarget.readinessChecks`). */
   readonly readinessChecks?: Readonly<Record<string, () => Promise<void>>> | undefined;
   /** This instance's own checks, which fail `/readyz` (see `ListenerTarget.instanceChecks`). */
@@ -242,6 +249,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     log: options.log,
     drainLimitBytes: options.bodyLimitBytes,
     connections,
+    logHealthChecks: options.logHealthChecks,
   });
   server.on("request", listener);
   server.on("checkExpectation", listener.checkExpectation);

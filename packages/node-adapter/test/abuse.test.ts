@@ -276,7 +276,11 @@ describe("secrets offered as request ids, and in the path", () => {
   const entries: RequestLogEntry[] = [];
   let server: RunningServer;
   before(async () => {
-    server = await startTestServer({ log: (e) => e.msg === "request" && entries.push(e) });
+    // Health probes too: their lines must be as clean as any other.
+    server = await startTestServer({
+      logHealthChecks: true,
+      log: (e) => e.msg === "request" && entries.push(e),
+    });
   });
   after(() => server.close());
 
@@ -340,7 +344,11 @@ describe("refusals node:http would answer bare", () => {
   const entries: RequestLogEntry[] = [];
   let server: RunningServer;
   before(async () => {
-    server = await startTestServer({ log: (e) => e.msg === "request" && entries.push(e) });
+    // Health probes too: their lines must be as clean as any other.
+    server = await startTestServer({
+      logHealthChecks: true,
+      log: (e) => e.msg === "request" && entries.push(e),
+    });
   });
   after(() => server.close());
 

@@ -229,7 +229,19 @@ describe("partner-yield CLI", () => {
     assert.equal(health.status, 200);
     const code = await server.stop("SIGTERM");
     assert.equal(code, 0, server.output().stderr);
-    assert.match(server.output().stderr, /SIGTERM: shutting down[\s\S]*stopped/);
+    // stderr: JSON lines only, in one field order: listening, shutting_down, stopped.
+    const lines = server
+      .output()
+      .stderr.trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    assert.deepEqual(
+      lines.map((l) => l["msg"]),
+      ["listening", "shutting_down", "stopped"],
+    );
+    for (const line of lines)
+      assert.deepEqual(Object.keys(line).slice(0, 4), ["time", "level", "msg", "instance"]);
+    assert.equal(lines[1]!["signal"], "SIGTERM");
   });
 
   test("production, --rate-limit-quota and the JSON request log; SIGINT stops it cleanly", async () => {
@@ -245,6 +257,9 @@ describe("partner-yield CLI", () => {
       "2",
       "--log",
       "json",
+      // Production without a terminal prints no banner unless asked: the URL is read from it.
+      "--banner",
+      "on",
     ]);
     running.push(server.child);
     assert.ok(!server.banner.includes(fixtures.productionApiKey), "no credential printed in production");

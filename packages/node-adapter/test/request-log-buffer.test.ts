@@ -59,14 +59,21 @@ test("every request's line is written, whole, by the time close() resolves", asy
   const ids = lines.map((l) => l["request_id"]).sort();
   assert.deepEqual(ids, Array.from({ length: count }, (_, i) => `buffered-${i}`).sort());
   for (const line of lines) {
+    // Fixture keys have no stored id: no key_id.
     assert.deepEqual(Object.keys(line), [
       "time",
       "level",
       "msg",
+      "instance",
       "request_id",
       "method",
       "path",
+      "route",
       "status",
+      "partner_id",
+      "client_address",
+      "bytes_in",
+      "bytes_out",
       "duration_ms",
     ]);
     assert.equal(line["path"], "/api/partner/products");
@@ -79,8 +86,9 @@ test("lines still waiting when the process exits are written", () => {
     import { resolveRequestLog } from ${JSON.stringify(REQUEST_LOG)};
     const log = resolveRequestLog("json");
     for (let i = 0; i < 3; i++) {
-      log({ time: "2026-01-01T00:00:00.000Z", level: "info", msg: "request", request_id: "r" + i,
-            method: "GET", path: "/x", status: 200, duration_ms: 0.1 });
+      log({ time: "2026-01-01T00:00:00.000Z", level: "info", msg: "request", instance: "i",
+            request_id: "r" + i, method: "GET", path: "/x", status: 200, bytes_in: 0, bytes_out: 2,
+            duration_ms: 0.1 });
     }
     process.exit(0);
   `;
@@ -111,15 +119,32 @@ test("a request line is exactly JSON.stringify of its entry, whatever the string
       fc.oneof(fc.integer(), fc.double()),
       fc.oneof(fc.double(), fc.constant(0.1), fc.constant(1e21)),
       fc.boolean(),
-      (time, requestId, method, path, status, duration, aborted) => {
+      fc.record({
+        route: fc.option(text, { nil: undefined }),
+        code: fc.option(text, { nil: undefined }),
+        partner_id: fc.option(text, { nil: undefined }),
+        key_id: fc.option(text, { nil: undefined }),
+        client_address: fc.option(text, { nil: undefined }),
+      }),
+      fc.constantFrom("info", "warn", "error") as fc.Arbitrary<RequestLogEntry["level"]>,
+      fc.nat(),
+      (time, requestId, method, path, status, duration, aborted, optional, level, bytes) => {
         const base: RequestLogEntry = {
           time,
-          level: "info",
+          level,
           msg: "request",
+          instance: path,
           request_id: requestId,
           method,
           path,
+          route: optional.route,
           status,
+          code: optional.code,
+          partner_id: optional.partner_id,
+          key_id: optional.key_id,
+          client_address: optional.client_address,
+          bytes_in: bytes,
+          bytes_out: status,
           duration_ms: duration,
         };
         const entry: RequestLogEntry = aborted ? { ...base, aborted: true } : base;

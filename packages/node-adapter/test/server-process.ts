@@ -31,6 +31,8 @@ function childEnv(): NodeJS.ProcessEnv {
       name.startsWith("PARTNER_YIELD_")
     )
       delete env[name];
+  // The banner is read for the URL; without a terminal, production prints it only when asked.
+  env["PARTNER_YIELD_BANNER"] = "on";
   return env;
 }
 
