@@ -349,6 +349,7 @@ export function helpText(): string {
     "  partner-yield partners COMMAND  add | list | verify: partners (see `partner-yield partners --help`)",
     "  partner-yield keys COMMAND      create | list | revoke | promote: API keys (`partner-yield keys --help`)",
     "  partner-yield secrets COMMAND   create | list | revoke: signing secrets (`partner-yield secrets --help`)",
+    "  partner-yield events COMMAND    tail | consumers list|reset | prune: accepted events (`partner-yield events --help`)",
     "  partner-yield --help            this text",
     "",
     "With no options, `serve` serves the sandbox on 127.0.0.1:8787 from the embedded fixtures and",

@@ -12,6 +12,7 @@ import { type Backends, openBackends } from "./backends.js";
 import { formatBanner } from "./banner.js";
 import { helpText, parseCommandLine, type ServeConfig, UsageError } from "./cli-options.js";
 import { runDbCommand } from "./db-command.js";
+import { runEventsCommand } from "./events-command.js";
 import { DEFAULT_FIXTURES_DIR, missingDataSource } from "./fixture-dir.js";
 import { setHeapGrowth } from "./heap-growth.js";
 import {
@@ -51,6 +52,10 @@ const connectionUrls: readonly (string | undefined)[] = [
 async function main(argv: readonly string[]): Promise<void> {
   if (argv[0] === "db") {
     process.exitCode = await runDbCommand(argv.slice(1), process.env);
+    return;
+  }
+  if (argv[0] === "events") {
+    process.exitCode = await runEventsCommand(argv.slice(1), process.env);
     return;
   }
   const group = ADMIN_GROUPS.find((g) => g === argv[0]);

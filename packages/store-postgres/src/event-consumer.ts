@@ -30,6 +30,7 @@ import {
   type EventFilter,
   type PollOptions,
   type ProcessOptions,
+  type StoredEvent,
   sleep,
 } from "@partner-yield/core";
 import pg from "pg";
@@ -49,9 +50,11 @@ const COLUMNS = `e.id::text as id, e.partner_id, e.environment, e.idempotency_ke
 const AFTER = `from events e, event_consumers c
   where c.name = $1 and (e.xid, e.id) > (c.position_xid, c.position_id) and e.xid < $2::xid8`;
 
-const FILTER = `($4::text is null or e.partner_id = $4) and ($5::text is null or e.environment = $5)
-  and ($6::text is null or e.event_type = $6)`;
-
+/** The filter's three conditions, on parameters $n (partner), $n+1 (environment), $n+2 (type). */
+function filterSql(n: number): string {
+  return `($${n}::text is null or e.partner_id = $${n}) and ($${n + 1}::text is null or e.environment = $${n + 1})
+  and ($${n + 2}::text is null or e.event_type = $${n + 2})`;
+}
 export interface PostgresEventConsumersOptions {
   /**
    * How the wake-up listener connects (a connection of its own, never the pool's). Default: the
@@ -134,7 +137,7 @@ export class PostgresEventConsumers implements EventConsumerPort<pg.PoolClient> 
     // Filtered: scan up to max(limit, 1000) rows of the log, hand out the matching ones (at most
     // `limit`); the batch ends at the last matching one when full, else at the last row scanned.
     const scan = await client.query<{ id: string; matches: boolean }>(
-      `select e.id::text as id, ${FILTER} as matches ${AFTER} order by e.xid, e.id limit $3`,
+      `select e.id::text as id, ${filterSql(4)} as matches ${AFTER} order by e.xid, e.id limit $3`,
       [
         consumer,
         fence,
@@ -321,7 +324,7 @@ export class PostgresEventConsumers implements EventConsumerPort<pg.PoolClient> 
     const result = await guarded("resetting a consumer", () =>
       this.#pool.query<{ found: boolean }>(RESET, [consumer, String(toId)]),
     );
-    if (!result.rows[0]!.found) throw new RangeError(`no event ${toId} (never stored, or pruned)`);
+    if (result.rows[0]?.found !== true) throw new RangeError(`no event ${toId} (never stored, or pruned)`);
     this.#registered.add(consumer);
   }
 
@@ -431,6 +434,86 @@ doomed as (
 ),
 gone as (delete from events where id in (select id from doomed) returning 1)
 select count(*)::text as deleted from gone`;
+
+/** A place in the log's order, for a reader that keeps no checkpoint (`partner-yield events tail`). */
+export interface LogPosition {
+  readonly xid: string;
+  readonly id: number;
+}
+
+type LogRow = EventRow & { xid: string };
+
+/**
+ * The events passing `filter` after `after`, in log order and below the fence, as a consumer reads
+ * them but with no checkpoint (nothing registered: prune is not held back). `position` is where to
+ * read next.
+ */
+export async function readLog(
+  pool: pg.Pool,
+  after: LogPosition,
+  limit: number,
+  filter: EventFilter = {},
+): Promise<{ events: StoredEvent[]; position: LogPosition }> {
+  const result = await guarded("reading events", () =>
+    pool.query<LogRow>(
+      `select ${COLUMNS} from events e
+       where (e.xid, e.id) > ($1::xid8, $2::bigint)
+         and e.xid < pg_snapshot_xmin(pg_current_snapshot()) and ${filterSql(4)}
+       order by e.xid, e.id limit $3`,
+      [after.xid, String(after.id), checkLimit(limit), ...filterValues(filter)],
+    ),
+  );
+  const last = result.rows.at(-1);
+  return {
+    events: result.rows.map(toStoredEvent),
+    position: last === undefined ? after : { xid: last.xid, id: Number(last.id) },
+  };
+}
+
+/** The last `count` events passing `filter` (0: none), and the position after them. */
+export async function tailStart(
+  pool: pg.Pool,
+  count: number,
+  filter: EventFilter = {},
+): Promise<{ events: StoredEvent[]; position: LogPosition }> {
+  return guarded("reading events", async () => {
+    const client = await pool.connect();
+    try {
+      // One snapshot for both reads.
+      await client.query("begin isolation level repeatable read");
+      const fence = (await client.query<{ xmin: string }>(FENCE)).rows[0]!.xmin;
+      const end = await client.query<{ xid: string; id: string }>(
+        "select xid::text as xid, id::text as id from events where xid < $1::xid8 order by xid desc, id desc limit 1",
+        [fence],
+      );
+      const rows =
+        count === 0
+          ? []
+          : (
+              await client.query<LogRow>(
+                `select ${COLUMNS} from events e where e.xid < $1::xid8 and ${filterSql(2)}
+                 order by e.xid desc, e.id desc limit $5`,
+                [fence, ...filterValues(filter), count],
+              )
+            ).rows.reverse();
+      await client.query("commit");
+      const last = end.rows[0];
+      return {
+        events: rows.map(toStoredEvent),
+        position: last === undefined ? { xid: "0", id: 0 } : { xid: last.xid, id: Number(last.id) },
+      };
+    } catch (error) {
+      await client.query("rollback").catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  });
+}
+
+function filterValues(filter: EventFilter): (string | null)[] {
+  return [filter.partner ?? null, filter.environment ?? null, filter.type ?? null];
+}
 
 /** The newest event id, or 0: where `events tail` starts. */
 export async function lastEventId(pool: pg.Pool): Promise<number> {

@@ -9,11 +9,14 @@ export { RETRY_AFTER_SECONDS } from "./errors.js";
 export {
   EVENTS_CHANNEL,
   IDEMPOTENCY_WINDOW_DAYS,
+  type LogPosition,
   lastEventId,
   PostgresEventConsumers,
   type PostgresEventConsumersOptions,
   type PruneReport,
   pruneEvents,
+  readLog,
+  tailStart,
 } from "./event-consumer.js";
 export { PostgresEventStore } from "./event-store.js";
 export {
