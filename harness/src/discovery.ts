@@ -61,12 +61,12 @@ export async function discover(
     );
   }
   if (status !== 200)
-    return { exchange, products: undefined, reason: `GET ${PRODUCTS_PATH} answered ${status}` };
+    return { exchange, products: undefined, reason: `GET ${exchange.request.url} answered ${status}` };
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
-    return { exchange, products: undefined, reason: `GET ${PRODUCTS_PATH} did not answer JSON` };
+    return { exchange, products: undefined, reason: `GET ${exchange.request.url} did not answer JSON` };
   }
   const data = isRecord(body) ? body["data"] : undefined;
   if (isRecord(body) && body["success"] === false)
@@ -74,7 +74,7 @@ export async function discover(
       `the target answered the product list with "success": false (HTTP ${status}): check ${source} and the base URL`,
     );
   if (!Array.isArray(data))
-    return { exchange, products: undefined, reason: `GET ${PRODUCTS_PATH} has no data array` };
+    return { exchange, products: undefined, reason: `GET ${exchange.request.url} has no data array` };
   const products = data.filter(isRecord).flatMap((raw): ListedProduct[] => {
     if (typeof raw["slug"] !== "string") return [];
     const metrics = raw["latest_metrics"];

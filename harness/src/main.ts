@@ -368,6 +368,7 @@ async function runCommand(args: readonly string[], io: Io): Promise<number> {
       onResult: (result) => reporter.result(result),
       onSend: (spent) => reporter.requestSent(spent),
       onBackoff: (ms) => reporter.backoff(ms),
+      onPause: (ms, why) => reporter.pause(ms, why),
     });
     reporter.summary(report, rerunCommand(report, settings, invocation(io), rerun));
     const skips = countedSkips(report);

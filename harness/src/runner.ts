@@ -133,6 +133,8 @@ export interface RunHooks {
   onResult?(result: CheckResult, index: number, total: number): void;
   onSend?(spent: number): void;
   onBackoff?(ms: number): void;
+  /** Told when the harness keeps a quiet stretch or waits for one (RL-02's phase). */
+  onPause?(ms: number, why: string): void;
 }
 
 /** Failing-auth requests a plan may hold: the target allows 30 a minute per client (CONTRACT §4). */
@@ -319,7 +321,7 @@ class QuietPhase {
     // A run that ends within the window needs no quiet stretch: its start is one.
     if (elapsed + remaining < WINDOW_MS - QUIET_MS || remaining > QUIET_LEAD_MS) return;
     this.#quietAt = this.#now();
-    hooks.onBackoff?.(QUIET_MS);
+    hooks.onPause?.(QUIET_MS, `a quiet stretch for ${QUIET_CHECK}, which runs a window later`);
     await this.#clock.sleep(QUIET_MS);
     this.#waitedMs += QUIET_MS;
   }
@@ -328,7 +330,7 @@ class QuietPhase {
     if (this.#quietAt === undefined) return;
     const wait = this.#quietAt + WINDOW_MS + 500 - this.#now();
     if (wait <= 0) return;
-    hooks.onBackoff?.(wait);
+    hooks.onPause?.(wait, `${QUIET_CHECK} waits until the quiet stretch is the window's oldest part`);
     await this.#clock.sleep(wait);
     this.#waitedMs += wait;
   }

@@ -130,6 +130,10 @@ export class ConsoleReporter {
     this.#progress.update(`${this.#current} · ${spent} requests`);
   }
 
+  pause(ms: number, why: string): void {
+    this.#progress.update(`${this.#current} · waiting ${Math.ceil(ms / 1000)} s: ${why}`);
+  }
+
   backoff(ms: number): void {
     this.#progress.update(`${this.#current} · 429: waiting ${Math.ceil(ms / 1000)} s (Retry-After)`);
   }
