@@ -88,7 +88,7 @@ const POSITION_ENDPOINT = spec(
 const POSITION_RESPONSE = spec("§4.3", "Response: `{ success: boolean, data: Position }`.");
 const EMPTY_ZEROS = contract(
   "§2",
-  'A wallet that holds nothing gets **200** with `shares`, `assets` and `usd_value` all `"0"`.',
+  'A wallet that holds nothing gets **200** with `shares`, `assets` and `usd_value` all `"0"`',
 );
 const ADDRESS_RULE = contract(
   "§3",

@@ -198,7 +198,7 @@ export const SCHEMA_CHECKS: readonly CheckDefinition[] = [
         REFERENCE_SCHEMAS_CITE,
         contract(
           "§2",
-          'A wallet that holds nothing gets **200** with `shares`, `assets` and `usd_value` all `"0"`.',
+          'A wallet that holds nothing gets **200** with `shares`, `assets` and `usd_value` all `"0"`',
         ),
       ],
     },
