@@ -138,6 +138,7 @@ export function classCases(products: readonly ListedProduct[], rounds: number): 
   const cases: QuoteCase[] = [];
   for (let r = 0; r < rounds; r++) {
     const n = Math.max(reps.length, classes.length);
+    const used = new Set<ListedProduct>();
     for (let i = 0; i < n; i++) {
       const cls = classes[i % classes.length]!;
       let product = reps[i % reps.length]!;
@@ -154,7 +155,13 @@ export function classCases(products: readonly ListedProduct[], rounds: number): 
               : cls === "everyday"
                 ? one * 1000n * k
                 : MAX_BASE_UNITS / 2n - k;
+      used.add(product);
       cases.push({ product, p1, p2: one * 250n * k + 1n });
+    }
+    // A product moved off for `max precision` (0 decimals) still gets its case of the round.
+    for (const product of reps.filter((p) => !used.has(p))) {
+      const one = 10n ** BigInt(product.assetDecimals!);
+      cases.push({ product, p1: one * 1000n * BigInt(r + 1), p2: one * 250n * BigInt(r + 1) + 1n });
     }
   }
   return cases;
