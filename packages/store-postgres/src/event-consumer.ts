@@ -189,6 +189,12 @@ export class PostgresEventConsumers implements EventConsumerPort<pg.PoolClient> 
     await this.#register(consumer);
     const client = await guarded("connecting", () => this.#pool.connect());
     let broken: Error | undefined;
+    // A connection that dies while checked out (killed mid-batch) reports here, not as an uncaught
+    // error; the statement in flight fails too, and the client is discarded on release.
+    const lost = (error: Error) => {
+      broken = error;
+    };
+    client.on("error", lost);
     try {
       const batch = await guarded("reading events", async () => {
         await client.query("begin");
@@ -219,6 +225,7 @@ export class PostgresEventConsumers implements EventConsumerPort<pg.PoolClient> 
       });
       throw error;
     } finally {
+      client.removeListener("error", lost);
       client.release(broken);
     }
   }
