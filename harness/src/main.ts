@@ -139,6 +139,8 @@ every class of them, is inconclusive (exit 1 unless --allow-inconclusive), never
 
 With --base-url (credentials from the environment, as for run):
   --base-url URL    the deployment                                    [$${ENV.baseUrl}]
+                    with its mount path if it has one: https://host/yield/v1
+  --base-path PATH  the API's own base path under it: /api/partner (default), /v1/partner, ""
   --api-key KEY     the partner's API key                              [$${ENV.apiKey}]
   --wallet ADDRESS  a wallet that holds a position (the position properties read it too)
   --product-sample N  products whose positions are read, every kind first (default ${DEFAULTS.apiPropertyProducts})
@@ -705,6 +707,7 @@ async function propertiesCommand(args: readonly string[], io: Io): Promise<numbe
     only: { type: "string" },
     json: { type: "string" },
     "base-url": { type: "string" },
+    "base-path": { type: "string" },
     "api-key": { type: "string" },
     wallet: { type: "string" },
     "product-sample": { type: "string" },
@@ -725,6 +728,7 @@ async function propertiesCommand(args: readonly string[], io: Io): Promise<numbe
   if (baseUrl === undefined) {
     for (const flag of [
       "api-key",
+      "base-path",
       "wallet",
       "product-sample",
       "max-requests",
@@ -766,6 +770,7 @@ async function propertiesCommand(args: readonly string[], io: Io): Promise<numbe
     if (wallet !== undefined && !/^0x[0-9a-fA-F]{40}$/.test(wallet))
       throw new ConfigError(`--wallet must be 0x followed by 40 hex digits, got ${echoInput(wallet)}`);
     const rpm = v.rpm === undefined ? DEFAULTS.rpm : parseIntegerOption("rpm", v.rpm, 1, 100_000);
+    const apiBasePath = v["base-path"] === undefined ? undefined : parseBasePath(v["base-path"]);
     const settings = {
       baseUrl,
       apiKey,
@@ -787,7 +792,12 @@ async function propertiesCommand(args: readonly string[], io: Io): Promise<numbe
       burst: v.burst === undefined ? defaultBurst(rpm) : parseIntegerOption("burst", v.burst, 1, 100_000),
       timeoutMs:
         v.timeout === undefined ? DEFAULTS.timeoutMs : parseIntegerOption("timeout", v.timeout, 100, 600_000),
-      command: invocation(io).properties,
+      // The replay line repeats --base-path: without it the replay would ask the default base path.
+      command:
+        apiBasePath === undefined
+          ? invocation(io).properties
+          : `${invocation(io).properties} --base-path ${shellWord(apiBasePath)}`,
+      ...(apiBasePath === undefined ? {} : { apiBasePath }),
       redactor: new Redactor([{ value: apiKey, placeholder: "$PARTNER_API_KEY" }]),
       minRuns:
         v["min-runs"] === undefined ? undefined : parseIntegerOption("min-runs", v["min-runs"], 1, 100),

@@ -76,6 +76,22 @@ describe("a deployment on a mount path, or with another base path", () => {
     }
   });
 
+  test("properties --base-url takes --base-path too (its replay line repeats it)", async () => {
+    const target = await startEmbeddedTarget({ basePath: "/v1/partner" });
+    try {
+      const { out, io } = captureIo({ PARTNER_API_KEY: target.apiKey });
+      const args = ["properties", "--base-url", target.baseUrl, "--base-path", "/v1/partner"];
+      const code = await main([...args, "--only", "P-04", "--rpm", "6000", "--allow-inconclusive"], io);
+      assert.equal(code, 0, out.stdout + out.stderr);
+      assert.match(out.stdout, /✔ P-04/);
+      const wrong = captureIo({ PARTNER_API_KEY: target.apiKey });
+      assert.equal(await main(["properties", "--base-url", target.baseUrl, "--only", "P-04"], wrong.io), 2);
+      assert.match(wrong.out.stderr, /--base-path/);
+    } finally {
+      await target.close();
+    }
+  });
+
   test('--base-path "" tests an API mounted at the root', async () => {
     const target = await startEmbeddedTarget({ basePath: "" });
     try {
