@@ -61,16 +61,24 @@ export function answerProduct(apiKey: string | undefined): FrameworkAnswer {
   };
 }
 
-/** The log line's fields, as ours writes them. */
+/** The log line's fields, as ours writes them (request-log.ts, issue 27's fields included). */
 export function logFields(requestId: string, method: string, path: string, status: number, started: number) {
   return {
     time: new Date().toISOString(),
-    level: "info",
+    level: status >= 500 ? "error" : status >= 400 ? "warn" : "info",
     msg: "request",
+    instance: INSTANCE,
     request_id: requestId,
     method,
     path,
+    route: "GET /products/{slug}",
     status,
+    partner_id: "acme",
+    client_address: "127.0.0.1",
+    bytes_in: 0,
+    bytes_out: 0,
     duration_ms: Math.round((performance.now() - started) * 10) / 10,
   };
 }
+
+const INSTANCE = `bench-${process.pid}`;
