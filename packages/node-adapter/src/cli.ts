@@ -343,7 +343,12 @@ function fail(code: number, message: string): void {
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
-  process.stderr.write(`partner-yield: ${redactConnectionText(text, connectionUrls)}\n`);
+  const text = redactConnectionText(
+    error instanceof Error ? (error.stack ?? error.message) : String(error),
+    connectionUrls,
+  );
+  // Once a JSON line was written, stderr stays JSON.
+  if (serverLogStarted()) writeServerLog("error", "crashed", { error: text });
+  else process.stderr.write(`partner-yield: ${text}\n`);
   process.exitCode = EXIT_FAILURE;
 });
