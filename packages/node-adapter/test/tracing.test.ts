@@ -3,7 +3,7 @@
  * of its `traceparent` (and keeps its `tracestate`), or starts a new one; the store calls that wait
  * are its children; a store answering at once stays synchronous and gets no span; no attribute
  * holds a key, its hash, a signature, a signing secret or a body. Spans go to an in-memory
- * exporter, and, in the last test, `partner-yield serve` with OTEL_EXPORTER_OTLP_ENDPOINT sends
+ * exporter; the stores are in memory answering later, then PostgreSQL and Redis; and, in the last test, `partner-yield serve` with OTEL_EXPORTER_OTLP_ENDPOINT sends
  * them over OTLP/HTTP to a receiver on loopback.
  */
 import assert from "node:assert/strict";
@@ -21,7 +21,11 @@ import {
   MemoryRateLimiter,
   StoreUnavailableError,
 } from "@partner-yield/core";
+import { createPostgresStores, dataSetOf, importData } from "@partner-yield/store-postgres";
+import { RedisRateLimiter } from "@partner-yield/store-redis";
 import { loadSandbox } from "../../core/test/sandbox.js";
+import { gate, postgresReachable, testDatabase } from "../../store-postgres/test/database.js";
+import { redisReachable, testRedis } from "../../store-redis/test/redis.js";
 import { nodeSha256 } from "../src/hmac.js";
 import { startTracing } from "../src/otlp-tracing.js";
 import { otlpEndpoint, tracePorts } from "../src/tracing.js";
@@ -225,6 +229,63 @@ describe("a store that fails", async () => {
     assert.ok(!everythingRecorded().includes("(test)"), "an error's message is not recorded");
   });
 });
+
+const services = gate({ PostgreSQL: await postgresReachable(), Redis: await redisReachable() });
+if (services.available) {
+  describe("traces on PostgreSQL and Redis", async () => {
+    const db = await testDatabase("tracing");
+    await importData(db.pool, dataSetOf(loadSandbox()));
+    const { redis, prefix } = await testRedis("tracing");
+    const { events, keys, partners, products, positions, prices } = createPostgresStores(db.pool);
+    const rateLimiter = new RedisRateLimiter({ redis, keyPrefix: prefix });
+    const server = await startTestServer({
+      tracing,
+      events,
+      keys,
+      partners,
+      products,
+      positions,
+      prices,
+      rateLimiter,
+    });
+    after(() => server.close());
+
+    test("the key, partner and product reads, the event insert and the limiter are the request's children", async () => {
+      const getTrace = hexId(16);
+      const res = await fetch(`${server.url}/api/partner/products/usdc-base-prime`, {
+        headers: { "x-api-key": KEY, traceparent: `00-${getTrace}-${hexId(8)}-01` },
+      });
+      assert.equal(res.status, 200);
+      await res.arrayBuffer();
+      const get = traceOf(getTrace);
+      assert.deepEqual(childrenOf(get.server, get.spans), [
+        "keys.findByHash",
+        "partners.getPartner",
+        "products.getProduct",
+        "rate_limiter.hit",
+      ]);
+      const system = (name: string, spans: readonly ReadableSpan[]) =>
+        spans.find((s) => s.name === name)?.attributes["db.system.name"];
+      assert.equal(system("keys.findByHash", get.spans), "postgresql");
+      assert.equal(system("products.getProduct", get.spans), "postgresql");
+      assert.equal(system("rate_limiter.hit", get.spans), "redis");
+
+      const postTrace = hexId(16);
+      const body = eventBody();
+      const posted = await fetch(`${server.url}${INBOUND}`, {
+        method: "POST",
+        headers: { ...eventHeaders(body, `pg-${hexId(4)}`), traceparent: `00-${postTrace}-${hexId(8)}-01` },
+        body,
+      });
+      assert.equal(posted.status, 200);
+      await posted.arrayBuffer();
+      const post = traceOf(postTrace);
+      assert.ok(childrenOf(post.server, post.spans).includes("events.append"));
+      assert.equal(system("events.append", post.spans), "postgresql");
+      assert.ok(!everythingRecorded().includes(KEY));
+    });
+  });
+}
 
 describe("tracePorts", () => {
   test("a store answering at once stays synchronous and gets no span; its other methods still work", () => {
