@@ -522,7 +522,7 @@ async function quoteProperty(
       ? {}
       : {
           path,
-          replay: `${options.command} --base-url ${options.baseUrl} --only ${definition.id} --seed ${details.seed} --path "${path}"${options.minRuns === undefined || options.minRuns === 1 ? "" : ` --min-runs ${options.minRuns}`}`,
+          replay: `${options.command} --base-url ${options.baseUrl} --only ${definition.id} --seed ${details.seed} --path "${path}"${options.minRuns === undefined || options.minRuns === 1 ? "" : ` --min-runs ${options.minRuns}`}${options.apiBasePath === undefined ? "" : ` --base-path "${options.apiBasePath}"`}`,
         }),
     reproduce: error instanceof Violation ? evidenceOf(error.exchanges, options) : [],
     shrinkCut: target.shrinkCut,
