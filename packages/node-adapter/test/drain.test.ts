@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Client } from "undici";
+import { helpText, parseCommandLine } from "../src/cli-options.js";
 import type { RunningServer } from "../src/index.js";
 import { getThrough, keepAliveLoad, startBalancer } from "./balancer.js";
 import { KEY, sleep, startTestServer } from "./support.js";
@@ -78,4 +79,18 @@ test("a rolling restart of one of two instances under keep-alive load loses no r
     await a.close();
     await b.close();
   }
+});
+
+test("serve --drain-delay: 5000 by default, 0 allowed, from PARTNER_YIELD_DRAIN_DELAY_MS too; a flag wins", () => {
+  const config = (argv: string[], env: Record<string, string> = {}) => {
+    const command = parseCommandLine(["serve", ...argv], env);
+    assert.equal(command.command, "serve");
+    return command.config;
+  };
+  assert.equal(config([]).drainDelayMs, 5000);
+  assert.equal(config(["--drain-delay", "0"]).drainDelayMs, 0);
+  assert.equal(config([], { PARTNER_YIELD_DRAIN_DELAY_MS: "250" }).drainDelayMs, 250);
+  assert.equal(config(["--drain-delay", "10"], { PARTNER_YIELD_DRAIN_DELAY_MS: "250" }).drainDelayMs, 10);
+  assert.throws(() => config(["--drain-delay", "soon"]), /--drain-delay must be an integer from 0/);
+  assert.match(helpText(), /--drain-delay MS +PARTNER_YIELD_DRAIN_DELAY_MS/);
 });
