@@ -150,6 +150,28 @@ describe("properties --base-url against a conforming sandbox", () => {
     assert.match(allowed.stdout, /0 passed, 0 failed, 2 inconclusive/);
   });
 
+  test("--min-runs N: every class N times, made on purpose; a class short of it is inconclusive", async () => {
+    const twice = await properties(
+      target,
+      "--only",
+      "P-06,P-16",
+      "--min-runs",
+      "2",
+      "--wallet",
+      target.wallet,
+    );
+    assert.equal(twice.code, 0, twice.stdout);
+    assert.match(
+      twice.stdout,
+      /amounts: zero 2, one unit 2, max precision [0-9]+, everyday [0-9]+, huge [0-9]+/,
+    );
+    // The sandbox lists one paused product: two positions (two wallets), never three.
+    const thrice = await properties(target, "--only", "P-16", "--min-runs", "3", "--wallet", target.wallet);
+    assert.equal(thrice.code, 1, thrice.stdout);
+    assert.match(thrice.stdout, /^\? P-16 /m);
+    assert.match(thrice.stdout, /never exercised 3×: [^\n]*status paused \(2\)/);
+  });
+
   test("a budget too small for the runs is refused before any request (exit 2)", async () => {
     const { code, stderr } = await properties(target, "--runs", "50", "--max-requests", "40");
     assert.equal(code, 2);
