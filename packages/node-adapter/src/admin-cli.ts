@@ -18,6 +18,7 @@ import {
   REFUSAL_EXIT,
 } from "./admin-commands.js";
 import { argsErrorMessage } from "./args-error.js";
+import { auditActor } from "./audit-command.js";
 import { databaseUrlOf } from "./db-command.js";
 import { redactConnectionText, redactUrl } from "./redact-url.js";
 
@@ -35,6 +36,18 @@ export interface AdminCliOptions {
   readonly stderr?: ((text: string) => void) | undefined;
   /** Used instead of opening `--database-url` (tests; `MemoryPartnerAdmin`). */
   readonly admin?: PartnerAdmin | undefined;
+  /** Where an entry of the admin audit goes with `admin` (PostgreSQL: its `admin_audit` table). */
+  readonly audit?: ((entry: AuditRecord) => Promise<void>) | undefined;
+}
+
+/** One entry of the admin audit (store-postgres `AuditEntry`). */
+export interface AuditRecord {
+  readonly actor: string;
+  readonly command: string;
+  readonly target: string | null;
+  readonly outcome: string;
+  readonly before: unknown;
+  readonly after: unknown;
 }
 
 /**
@@ -106,6 +119,7 @@ export async function runAdminCommand(
   };
 
   let admin = options.admin;
+  let audit = options.audit;
   let close = async () => {};
   let where = "the given PartnerAdmin";
   if (admin === undefined) {
@@ -130,11 +144,28 @@ export async function runAdminCommand(
         return failure(ADMIN_EXIT.schema, "schema_not_current", `${where}: ${(error as Error).message}`);
       throw error;
     }
-    admin = new postgres.PostgresPartnerAdmin(pool);
+    let secretKeys: InstanceType<typeof postgres.SecretKeyring> | undefined;
+    try {
+      secretKeys = postgres.SecretKeyring.fromEnv(options.env);
+    } catch (error) {
+      await close();
+      return usage((error as Error).message, helpRef);
+    }
+    admin = new postgres.PostgresPartnerAdmin(pool, { secretKeys });
+    audit = (entry) => postgres.recordAudit(pool, entry);
   }
 
   try {
     const outcome = await command.run(admin, { args: positionals, flags: values });
+    // Every command that changes something, or is refused a change, is recorded; never a credential.
+    if (command.name !== "list" && audit !== undefined)
+      await audit({
+        actor: auditActor(values["actor"] as string | undefined, options.env),
+        command: `${command.group} ${command.name}`,
+        target: auditTarget(positionals, values),
+        outcome: outcome.ok ? "done" : outcome.refusal.code,
+        ...(outcome.ok ? beforeAfter(outcome.json) : { before: null, after: null }),
+      });
     if (!outcome.ok) {
       const { code, reason } = outcome.refusal;
       return failure(REFUSAL_EXIT[code], code, reason, outcome.hint);
@@ -168,6 +199,30 @@ function jsonLine(value: unknown): string {
   });
 }
 
+/** What a command acted on: its argument and partner, e.g. `12 (partner acme)`. */
+function auditTarget(args: readonly string[], flags: Readonly<Record<string, unknown>>): string | null {
+  const partner = typeof flags["partner"] === "string" ? `partner ${flags["partner"]}` : undefined;
+  if (args[0] === undefined) return partner ?? null;
+  return partner === undefined ? args[0] : `${args[0]} (${partner})`;
+}
+
+/**
+ * The rows before and after, from a command's JSON, without the credential it printed: created,
+ * nothing before; revoked or verified, the state it left (`changed` says whether it did).
+ */
+function beforeAfter(json: Record<string, unknown>): { before: unknown; after: unknown } {
+  const { credential: _credential, notice: _notice, kind: _kind, warnings: _warnings, ...after } = json;
+  const changed = json["changed"];
+  if (changed === undefined) return { before: null, after };
+  const name = ["key", "secret", "partner"].find((n) => json[n] !== undefined);
+  if (name === undefined || changed === false) return { before: after, after };
+  const row = json[name] as Record<string, unknown>;
+  const before = {
+    [name]: "verified" in row ? { ...row, verified: false } : { ...row, status: "active", revoked_at: null },
+  };
+  return { before, after };
+}
+
 function parseCommand(command: AdminCommand, argv: readonly string[]) {
   return parseArgs({
     args: [...argv],
@@ -181,6 +236,7 @@ function parseCommand(command: AdminCommand, argv: readonly string[]) {
         ]),
       ),
       "database-url": { type: "string" },
+      actor: { type: "string" },
       json: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
@@ -217,6 +273,10 @@ const COMMON_OPTIONS: readonly (readonly [string, string])[] = [
     "PostgreSQL, postgres://user:password@host:port/database (or DATABASE_URL); required",
   ],
   ["--json", 'print one JSON document on stdout (also for a refusal: {"error":{code,message}}), for scripts'],
+  [
+    "--actor NAME",
+    "who the admin audit records (or PARTNER_YIELD_ACTOR; default the OS user@host); `partner-yield audit list`",
+  ],
   ["-h, --help", "this text"],
 ];
 

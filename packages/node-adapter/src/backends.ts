@@ -68,6 +68,19 @@ export interface BackendOptions {
    * same quotas (`local` true, with the reason), and when Redis answers again (fallback-limiter.ts).
    */
   readonly onRateLimitSwitch?: ((local: boolean, reason: string) => void) | undefined;
+  /** With `databaseUrl`: the pool's size and timeouts (`--pg-pool-size`, …); default store-postgres's. */
+  readonly postgresPool?:
+    | {
+        readonly max?: number | undefined;
+        readonly statementTimeoutMs?: number | undefined;
+        readonly connectionTimeoutMs?: number | undefined;
+      }
+    | undefined;
+  /**
+   * With `databaseUrl`: refuse to start without a key for the signing secrets at rest
+   * (PARTNER_YIELD_SECRET_KEYS; production). Default false.
+   */
+  readonly requireSecretKeys?: boolean | undefined;
   /** Connection errors of idle connections (the pools reconnect by themselves). */
   readonly onConnectionError?: ((store: "postgres" | "redis", error: Error) => void) | undefined;
 }
@@ -83,6 +96,7 @@ const ROLES = ["events", "keys", "partners", "products", "positions", "prices"] 
  */
 export async function openBackends(options: BackendOptions): Promise<Backends> {
   const ok = () => Promise.resolve();
+  let storeWarnings: readonly string[] = [];
   let data: Omit<Backends, "rateLimiter" | "readinessChecks" | "description" | "warnings"> & {
     readonly checks: Record<string, () => Promise<void>>;
     readonly line: string;
@@ -109,9 +123,12 @@ export async function openBackends(options: BackendOptions): Promise<Backends> {
     const stores = await postgres.openPostgresStores(
       {
         connectionString: options.databaseUrl,
+        ...options.postgresPool,
         onIdleError: (error) => options.onConnectionError?.("postgres", error),
       },
       {
+        secretKeys: postgres.SecretKeyring.fromEnv(process.env),
+        requireSecretKeys: options.requireSecretKeys,
         readCache: cached && {
           // Its loss is no failure (reads go to the database until it is back), but worth a line.
           onStateChange: (state) => {
@@ -126,6 +143,7 @@ export async function openBackends(options: BackendOptions): Promise<Backends> {
         },
       },
     );
+    storeWarnings = stores.warnings;
     try {
       const partnerIds = await postgres.listPartnerIds(stores.pool);
       const productRecords: ProductRecord[] = [];
@@ -153,7 +171,7 @@ export async function openBackends(options: BackendOptions): Promise<Backends> {
   let rateLimiter: RateLimiter | undefined;
   let limiterCheck: () => Promise<void> = ok;
   let limiterLine = "in-memory (this process only: each instance counts its own)";
-  const warnings: string[] = [];
+  const warnings: string[] = [...storeWarnings];
   if (options.redisUrl !== undefined) {
     try {
       const redisStore = await import("@partner-yield/store-redis");

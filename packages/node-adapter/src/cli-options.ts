@@ -51,6 +51,12 @@ export interface ServeConfig {
   readonly banner: "auto" | "on" | "off";
   /** PostgreSQL for events, keys, partners, products…; undefined: fixtures and in-memory stores. */
   readonly databaseUrl: string | undefined;
+  /** With `databaseUrl`: the pool's size and timeouts (`--pg-pool-size`, `--pg-statement-timeout`, `--pg-connect-timeout`). */
+  readonly postgresPool: {
+    readonly max: number;
+    readonly statementTimeoutMs: number;
+    readonly connectionTimeoutMs: number;
+  };
   /** With `databaseUrl`: each instance's read cache, kept current by LISTEN/NOTIFY (`--read-cache`). */
   readonly readCache: boolean;
   /** Bounds of the in-memory event store (without `databaseUrl`). */
@@ -270,6 +276,27 @@ export const SERVE_FLAGS: readonly Flag[] = [
     help: "with --database-url: keys, partners, secrets, products, holdings and prices cached in each instance, kept current by PostgreSQL LISTEN/NOTIFY (a change is served within 100 ms of its commit; while the listening connection is down every read goes to the database); off: every request reads PostgreSQL",
   },
   {
+    flag: "pg-pool-size",
+    env: "PARTNER_YIELD_PG_POOL_SIZE",
+    value: "N",
+    default: "10",
+    help: "with --database-url: most PostgreSQL connections this instance opens (keep instances x N below the server's max_connections)",
+  },
+  {
+    flag: "pg-statement-timeout",
+    env: "PARTNER_YIELD_PG_STATEMENT_TIMEOUT_MS",
+    value: "MS",
+    default: "5000",
+    help: "with --database-url: longest a statement may run (on the server, and on the client plus 1 s); past it the request is 503",
+  },
+  {
+    flag: "pg-connect-timeout",
+    env: "PARTNER_YIELD_PG_CONNECT_TIMEOUT_MS",
+    value: "MS",
+    default: "2000",
+    help: "with --database-url: longest a request waits for a connection (a free one from the pool, or a new one); past it 503",
+  },
+  {
     flag: "max-events",
     env: "PARTNER_YIELD_MAX_EVENTS",
     value: "N",
@@ -345,10 +372,11 @@ export function helpText(): string {
     "",
     "Usage:",
     "  partner-yield serve [options]   start the server",
-    "  partner-yield db COMMAND        migrate | import-fixtures DIR | status (see `partner-yield db --help`)",
+    "  partner-yield db COMMAND        migrate | import-fixtures DIR | status | rekey-secrets (`partner-yield db --help`)",
     "  partner-yield partners COMMAND  add | list | verify: partners (see `partner-yield partners --help`)",
     "  partner-yield keys COMMAND      create | list | revoke | promote: API keys (`partner-yield keys --help`)",
     "  partner-yield secrets COMMAND   create | list | revoke: signing secrets (`partner-yield secrets --help`)",
+    "  partner-yield audit list        who ran which admin command, when, on what (`partner-yield audit --help`)",
     "  partner-yield events COMMAND    tail | consumers list|reset | prune: accepted events (`partner-yield events --help`)",
     "  partner-yield --help            this text",
     "",
@@ -456,6 +484,16 @@ export function parseCommandLine(
         `${given.source} bounds the in-memory event store; with --database-url events go to PostgreSQL`,
       );
   }
+  for (const flag of ["pg-pool-size", "pg-statement-timeout", "pg-connect-timeout"]) {
+    const given = raw(flag);
+    if (given !== undefined && databaseUrl === undefined)
+      throw new UsageError(`${given.source} applies only with --database-url`);
+  }
+  const postgresPool = {
+    max: integer("pg-pool-size", 1, 10_000, 10),
+    statementTimeoutMs: integer("pg-statement-timeout", 1, DAY_MS, 5000),
+    connectionTimeoutMs: integer("pg-connect-timeout", 1, DAY_MS, 2000),
+  };
   const readCache = choice("read-cache", ["on", "off"], "on") === "on";
   const readCacheGiven = raw("read-cache");
   if (readCacheGiven !== undefined && databaseUrl === undefined)
@@ -488,6 +526,7 @@ export function parseCommandLine(
       logHealthChecks: choice("log-health-checks", ["on", "off"], "off") === "on",
       banner: choice("banner", ["auto", "on", "off"], "auto"),
       databaseUrl,
+      postgresPool,
       readCache,
       maxEvents: integer("max-events", 1, Number.MAX_SAFE_INTEGER, DEFAULT_MAX_EVENTS),
       maxEventBytes: integer("max-event-bytes", 1, Number.MAX_SAFE_INTEGER, defaultMaxEventBytes()),

@@ -8,6 +8,7 @@
  */
 import { escapeUnsafe, FixtureError, type Partner, StoreUnavailableError } from "@partner-yield/core";
 import { ADMIN_GROUPS, runAdminCommand } from "./admin-cli.js";
+import { runAuditCommand } from "./audit-command.js";
 import { type Backends, openBackends } from "./backends.js";
 import { formatBanner } from "./banner.js";
 import { helpText, parseCommandLine, type ServeConfig, UsageError } from "./cli-options.js";
@@ -52,6 +53,10 @@ const connectionUrls: readonly (string | undefined)[] = [
 async function main(argv: readonly string[]): Promise<void> {
   if (argv[0] === "db") {
     process.exitCode = await runDbCommand(argv.slice(1), process.env);
+    return;
+  }
+  if (argv[0] === "audit") {
+    process.exitCode = await runAuditCommand(argv.slice(1), process.env);
     return;
   }
   if (argv[0] === "events") {
@@ -106,6 +111,8 @@ async function serve(config: ServeConfig): Promise<void> {
       fixturePricesServed: config.chain?.priceTable === undefined,
       databaseUrl: config.databaseUrl,
       readCache: config.readCache,
+      postgresPool: config.postgresPool,
+      requireSecretKeys: config.environment === "production",
       redisUrl: config.redisUrl,
       redisKeyPrefix: config.redisKeyPrefix,
       maxEvents: config.maxEvents,
@@ -124,6 +131,7 @@ async function serve(config: ServeConfig): Promise<void> {
     if (
       error instanceof StoreUnavailableError ||
       name === "SchemaVersionError" ||
+      name === "SecretKeyError" ||
       name === "EvictionPolicyError"
     ) {
       fail(EXIT_FAILURE, `cannot start: ${(error as Error).message}`);

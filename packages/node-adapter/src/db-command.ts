@@ -14,6 +14,7 @@ import {
   StoreUnavailableError,
 } from "@partner-yield/core";
 import { argsErrorMessage } from "./args-error.js";
+import { auditActor } from "./audit-command.js";
 import { loadFixtureDir } from "./fixture-dir.js";
 import { publishedCredentialsMessage, publishedInFixtures } from "./published-credentials.js";
 import { redactConnectionText, redactUrl } from "./redact-url.js";
@@ -36,6 +37,8 @@ export function dbHelpText(): string {
     "                                                               the database lacks",
     "  partner-yield db status [--database-url URL]                schema version, the releases that run on",
     "                                                               it, and rows per table",
+    "  partner-yield db rekey-secrets [--database-url URL]         encrypt every signing secret under the",
+    "                                                               first key of PARTNER_YIELD_SECRET_KEYS",
     "  partner-yield db --help                                     this text",
     "",
     "Options:",
@@ -44,6 +47,8 @@ export function dbHelpText(): string {
     "                                           sandbox (default) | production",
     "  --overwrite                              import-fixtures: write the files over rows that differ",
     "                                           from them (default: keep every row as the database has it)",
+    "  --actor NAME         PARTNER_YIELD_ACTOR import-fixtures, rekey-secrets: who the admin audit records",
+    "                                           (default the OS user@host; `partner-yield audit list`)",
     "",
     "migrate is safe to run from several processes at once and again (it then applies nothing); a",
     "server refuses to start until the schema holds all its migrations. A release also runs on a newer",
@@ -59,6 +64,12 @@ export function dbHelpText(): string {
     "database is never re-activated. With --env production",
     "it refuses (exit 2, nothing written) files holding a credential published with partner-yield (the",
     "demo keys and signing secrets of the README and fixtures/): `serve --env production` would refuse them.",
+    "",
+    "Signing secrets at rest: with PARTNER_YIELD_SECRET_KEYS (ID:BASE64 32-byte keys, comma-separated;",
+    "or PARTNER_YIELD_SECRET_KEY, one key) import-fixtures and `secrets create` store them encrypted",
+    "(AES-256-GCM) under the first key; every listed key decrypts. rekey-secrets encrypts the rows",
+    "still in plain text and those under an older key, in one transaction. Rotation: put the new key",
+    "first, restart the servers, run rekey-secrets, then drop the old key (docs/data.md).",
     "",
     "Exit status: 0 done (status: this partner-yield runs on the schema); 1 the database cannot be",
     "reached or a statement failed; 2 a bad command line or fixture file; 3 the schema is not one this",
@@ -88,9 +99,12 @@ export async function runDbCommand(
     return EXIT_OK;
   }
   const [command, ...rest] = positionals;
-  if (command === undefined) return usage("missing command: migrate, import-fixtures DIR or status");
-  if (!["migrate", "import-fixtures", "status"].includes(command))
-    return usage(`unknown command ${echoInput(command)}: migrate, import-fixtures DIR or status`);
+  if (command === undefined)
+    return usage("missing command: migrate, import-fixtures DIR, status or rekey-secrets");
+  if (!["migrate", "import-fixtures", "status", "rekey-secrets"].includes(command))
+    return usage(
+      `unknown command ${echoInput(command)}: migrate, import-fixtures DIR, status or rekey-secrets`,
+    );
   const expected = command === "import-fixtures" ? 1 : 0;
   if (rest.length < expected) return usage("import-fixtures needs the fixtures directory, e.g. fixtures/");
   if (rest.length > expected) return usage(`unexpected argument ${echoInput(rest[expected]!)}`);
@@ -123,6 +137,16 @@ export async function runDbCommand(
   }
 
   const postgres = await import("@partner-yield/store-postgres");
+  let secretKeys: InstanceType<typeof postgres.SecretKeyring> | undefined;
+  try {
+    secretKeys = postgres.SecretKeyring.fromEnv(env);
+  } catch (error) {
+    return fail(EXIT_USAGE, (error as Error).message);
+  }
+  if (command === "rekey-secrets" && secretKeys === undefined)
+    return usage(
+      "rekey-secrets needs the key to encrypt with: set PARTNER_YIELD_SECRET_KEYS (ID:BASE64, the new key first)",
+    );
   const pool = postgres.createPool({ connectionString: url, max: 2, statementTimeoutMs: 60_000 });
   const where = redactUrl(url);
   try {
@@ -154,6 +178,7 @@ export async function runDbCommand(
       const overwrite = values.overwrite === true;
       const { tables, differing } = await postgres.importDataSet(pool, postgres.dataSetOf(data!), {
         overwrite,
+        secretKeys,
       });
       const head = ["inserted", "overwritten", "kept", "unchanged"];
       process.stdout.write(`  ${"table".padEnd(16)} ${head.map((h) => h.padStart(11)).join(" ")}\n`);
@@ -173,10 +198,34 @@ export async function runDbCommand(
             : `kept as the database has them (they differ from the files; --overwrite writes the files' values):\n${shown.join("\n")}\n`,
         );
       }
+      await postgres.recordAudit(pool, {
+        actor: auditActor(values.actor, env),
+        command: "db import-fixtures",
+        target: rest[0]!,
+        outcome: "done",
+        before: null,
+        after: { overwrite, tables, differing: differing.slice(0, 100) },
+      });
       process.stdout.write(
         written === 0
           ? "nothing changed\n"
           : `${written} row(s) written (${inserted} inserted, ${written - inserted} overwritten)\n`,
+      );
+      return EXIT_OK;
+    }
+    if (command === "rekey-secrets") {
+      const report = await postgres.rekeySecrets(pool, secretKeys!);
+      await postgres.recordAudit(pool, {
+        actor: auditActor(values.actor, env),
+        command: "db rekey-secrets",
+        target: `key ${report.keyId}`,
+        outcome: "done",
+        before: null,
+        after: report,
+      });
+      process.stdout.write(
+        `${where}: signing secrets under key ${report.keyId}: ${report.sealed} encrypted from plain text, ` +
+          `${report.rekeyed} re-encrypted from an older key, ${report.unchanged} already under it\n`,
       );
       return EXIT_OK;
     }
@@ -199,6 +248,7 @@ export async function runDbCommand(
     return EXIT_OK;
   } catch (error) {
     if ((error as Error).name === "SchemaVersionError") return fail(EXIT_SCHEMA, (error as Error).message);
+    if ((error as Error).name === "SecretKeyError") return fail(EXIT_FAILURE, (error as Error).message);
     if (error instanceof StoreUnavailableError) return fail(EXIT_FAILURE, error.message);
     return fail(EXIT_FAILURE, `${command} failed: ${(error as Error).message}`);
   } finally {
@@ -233,6 +283,7 @@ function parseDbFlags(argv: readonly string[]) {
       "database-url": { type: "string" },
       env: { type: "string" },
       overwrite: { type: "boolean" },
+      actor: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });

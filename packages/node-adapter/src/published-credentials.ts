@@ -10,6 +10,14 @@ import { hashApiKey, type KeyStore, type PartnerStore, type SandboxData } from "
 import { PUBLISHED_API_KEYS, PUBLISHED_SIGNING_SECRETS } from "./demo.js";
 import { nodeSha256 } from "./hmac.js";
 
+/** The published signing secrets by their hex SHA-256, which is how a sealed row is found (migration 0006). */
+const PUBLISHED_SECRET_DIGESTS: ReadonlyMap<string, string> = new Map(
+  PUBLISHED_SIGNING_SECRETS.map((secret) => [
+    Buffer.from(nodeSha256(new TextEncoder().encode(secret))).toString("hex"),
+    secret,
+  ]),
+);
+
 /** One published credential found active in the data. */
 export interface PublishedCredential {
   readonly partnerId: string;
@@ -80,8 +88,8 @@ export async function publishedInDatabase(query: SqlQuery): Promise<PublishedCre
     [hashes],
   );
   const secrets = await query(
-    "select partner_id, secret from signing_secrets where status = 'active' and secret = any($1) order by id",
-    [[...PUBLISHED_SIGNING_SECRETS]],
+    "select partner_id, secret_sha256 from signing_secrets where status = 'active' and secret_sha256 = any($1) order by id",
+    [[...PUBLISHED_SECRET_DIGESTS.keys()]],
   );
   return [
     ...keys.rows.map((row) => ({
@@ -90,7 +98,7 @@ export async function publishedInDatabase(query: SqlQuery): Promise<PublishedCre
     })),
     ...secrets.rows.map((row) => ({
       partnerId: String(row["partner_id"]),
-      what: `signing secret ${hint(String(row["secret"]))}`,
+      what: `signing secret ${hint(PUBLISHED_SECRET_DIGESTS.get(String(row["secret_sha256"])) ?? "")}`,
     })),
   ];
 }

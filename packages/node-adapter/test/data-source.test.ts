@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { parseCommandLine, UsageError } from "../src/cli-options.js";
 import { missingDataSource } from "../src/fixture-dir.js";
 import { runCli } from "./server-process.js";
 
@@ -62,5 +63,28 @@ describe("serve without a data source", () => {
     assert.match(stderr, /the fixtures directory \/nonexistent\/py-fixtures does not exist/);
     assert.match(stderr, /--database-url URL/);
     assert.equal(missingDataSource(PACKAGE, false), undefined, "an existing directory is no refusal");
+  });
+
+  test("the pool's size and timeouts: flags or variables, with --database-url only", async () => {
+    const db = ["serve", "--database-url", "postgres://u@127.0.0.1/x"];
+    const pool = (argv: string[], env: Record<string, string> = {}) => {
+      const parsed = parseCommandLine(argv, env);
+      assert.equal(parsed.command, "serve");
+      return parsed.command === "serve" ? parsed.config.postgresPool : undefined;
+    };
+    assert.deepEqual(pool(db), { max: 10, statementTimeoutMs: 5000, connectionTimeoutMs: 2000 });
+    assert.deepEqual(
+      pool([...db, "--pg-pool-size", "3", "--pg-statement-timeout", "250"], {
+        PARTNER_YIELD_PG_CONNECT_TIMEOUT_MS: "900",
+        PARTNER_YIELD_PG_POOL_SIZE: "50",
+      }),
+      { max: 3, statementTimeoutMs: 250, connectionTimeoutMs: 900 },
+      "a flag wins over its variable",
+    );
+    assert.throws(() => pool([...db, "--pg-pool-size", "0"]), /--pg-pool-size must be an integer from 1/);
+    assert.throws(
+      () => pool(["serve", "--pg-statement-timeout", "100"]),
+      (error: Error) => error instanceof UsageError && /applies only with --database-url/.test(error.message),
+    );
   });
 });

@@ -20,6 +20,9 @@ export interface ServerProcess {
   output(): { stdout: string; stderr: string };
 }
 
+/** The key children encrypt signing secrets with (PARTNER_YIELD_SECRET_KEYS; a test value, 32 bytes). */
+export const TEST_SECRET_KEYS = `test:${Buffer.alloc(32, 7).toString("base64")}`;
+
 /** The environment of the child: this one without settings that would change the server. */
 function childEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: "--conditions=@partner-yield/source" };
@@ -31,6 +34,9 @@ function childEnv(): NodeJS.ProcessEnv {
       name.startsWith("PARTNER_YIELD_")
     )
       delete env[name];
+  // A production server on PostgreSQL refuses to start without a key for the signing secrets at
+  // rest: the children get a test key (a test unsets it with PARTNER_YIELD_SECRET_KEYS: "").
+  env["PARTNER_YIELD_SECRET_KEYS"] = TEST_SECRET_KEYS;
   // The banner is read for the URL; without a terminal, production prints it only when asked.
   env["PARTNER_YIELD_BANNER"] = "on";
   return env;

@@ -30,7 +30,8 @@ const COLUMNS = `id::text as id, partner_id, environment, idempotency_key, finge
  * The batch's events as parallel arrays, inserted in the order given (`n`), under the lock taken
  * before the first row (the sort reads every input row, and with it the gate, before inserting).
  * An event whose `authorizedBy` key or secret (`$10`, `$11`; null: not checked) is no longer active
- * is not inserted and comes back as `revoked` with the credential that failed, checked in the
+ * is not inserted and comes back as `revoked` with the credential that failed (a secret found by
+ * its SHA-256: the row may hold it sealed, migration 0006), checked in the
  * statement that claims the key (CONTRACT §4, §5). Within the statement a key already taken, by a
  * committed event or one in flight (ON CONFLICT waits for its transaction), is skipped; the
  * `inserted` rows name the rows inserted.
@@ -48,7 +49,8 @@ checked as materialized (
       and k.partner_id = input.partner_id and k.environment = input.environment
       and k.status = 'active')) as key_ok,
     (input.secret is null or exists (select 1 from signing_secrets s
-      where s.partner_id = input.partner_id and s.secret = input.secret and s.status = 'active'))
+      where s.partner_id = input.partner_id and s.status = 'active'
+        and s.secret_sha256 = encode(sha256(convert_to(input.secret, 'UTF8')), 'hex')))
       as secret_ok
   from input
 ),

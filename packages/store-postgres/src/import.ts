@@ -20,6 +20,7 @@ import {
 import { formatUnits, RATE_DECIMALS } from "@partner-yield/core/math";
 import type pg from "pg";
 import { guarded } from "./errors.js";
+import { type SecretKeyring, secretColumns } from "./secret-keys.js";
 
 /** The records an import writes. */
 export interface DataSet {
@@ -55,6 +56,8 @@ export interface TableChanges {
 export interface ImportOptions {
   /** Write the records over rows that differ from them. Default false: only insert what is missing. */
   readonly overwrite?: boolean | undefined;
+  /** Seals the signing secrets written (migration 0006); undefined: written in plain text. */
+  readonly secretKeys?: SecretKeyring | undefined;
 }
 
 /** What an import did: counts per table, and the rows it left differing from their record. */
@@ -150,11 +153,15 @@ export async function importDataSet(
         p.id,
       );
       for (const secret of p.signingSecrets) {
+        // Found by its SHA-256 (a row may hold it sealed); never written over.
+        const c = secretColumns(options.secretKeys, p.id, secret);
         await run(
           "signing_secrets",
-          `insert into signing_secrets (partner_id, secret) values ($1, $2)
-           on conflict (partner_id, secret) do nothing ${OUTCOME}`,
-          [p.id, secret],
+          `insert into signing_secrets (partner_id, secret, key_id, sealed, secret_sha256, last_four)
+           values ($1, $2, $3, $4, $5, $6)
+           on conflict (partner_id, secret_sha256) do nothing ${OUTCOME}`,
+          [p.id, c.secret, c.keyId, c.sealed, c.sha256, c.lastFour],
+          `${p.id} secret …${c.lastFour}`,
         );
       }
     }

@@ -5,6 +5,7 @@
  * cache in each process, kept current by LISTEN/NOTIFY.
  * @module
  */
+export { type AuditEntry, type AuditRow, listAudit, recordAudit } from "./admin-audit.js";
 export { RETRY_AFTER_SECONDS } from "./errors.js";
 export {
   EVENTS_CHANNEL,
@@ -49,6 +50,21 @@ export { type PostgresPriceRow, PostgresPriceTable } from "./price-table.js";
 export { PostgresPositionSource, PostgresPriceSource, PostgresProductSource } from "./product-source.js";
 export { PostgresReadCache, type ReadCacheOptions, type ReadCacheState } from "./read-cache.js";
 export { countRows, listPartnerIds, type RowCounts } from "./status.js";
+export {
+  checkSecretKeys,
+  openSecret,
+  type RekeyReport,
+  rekeySecrets,
+  SECRET_KEY_VARIABLE,
+  SECRET_KEYS_VARIABLE,
+  type SecretColumns,
+  SecretKeyError,
+  SecretKeyring,
+  type SecretForms,
+  secretColumns,
+  secretForms,
+  secretSha256,
+} from "./secret-keys.js";
 export {
   createPostgresStores,
   openPostgresStores,

@@ -32,6 +32,7 @@ import {
 } from "@partner-yield/core";
 import type pg from "pg";
 import { guarded, unavailable } from "./errors.js";
+import { type SecretKeyring, secretColumns } from "./secret-keys.js";
 
 export interface PostgresPartnerAdminOptions {
   /** Random bytes for keys and secrets; default Web Crypto. */
@@ -40,6 +41,8 @@ export interface PostgresPartnerAdminOptions {
   readonly sha256?: ((bytes: Uint8Array) => Uint8Array) | undefined;
   /** Called by `close()`; default nothing (the pool is yours). */
   readonly release?: (() => Promise<void>) | undefined;
+  /** Seals new signing secrets (AES-256-GCM, migration 0006); undefined: stored in plain text. */
+  readonly secretKeys?: SecretKeyring | undefined;
 }
 
 interface PartnerRow {
@@ -79,8 +82,7 @@ const PARTNER_COLUMNS = `p.id, p.name, p.verified, p.created_at,
   (select count(*) from signing_secrets s where s.partner_id = p.id and s.status = 'active')::int as secrets`;
 const KEY_COLUMNS =
   "id::text as id, partner_id, environment, status, last_four, label, created_at, last_used_at, revoked_at";
-const SECRET_COLUMNS =
-  "id::text as id, partner_id, status, right(secret, 4) as last_four, created_at, revoked_at";
+const SECRET_COLUMNS = "id::text as id, partner_id, status, last_four, created_at, revoked_at";
 
 /**
  * @example
@@ -92,12 +94,14 @@ export class PostgresPartnerAdmin implements PartnerAdmin {
   readonly #random: ((n: number) => Uint8Array) | undefined;
   readonly #sha256: ((bytes: Uint8Array) => Uint8Array) | undefined;
   readonly #release: () => Promise<void>;
+  readonly #secretKeys: SecretKeyring | undefined;
 
   constructor(pool: pg.Pool, options: PostgresPartnerAdminOptions = {}) {
     this.#pool = pool;
     this.#random = options.random;
     this.#sha256 = options.sha256;
     this.#release = options.release ?? (() => Promise.resolve());
+    this.#secretKeys = options.secretKeys;
   }
 
   async addPartner(
@@ -251,11 +255,13 @@ export class PostgresPartnerAdmin implements PartnerAdmin {
 
   async createSigningSecret(partnerId: string): Promise<Result<IssuedSigningSecret, "partner_not_found">> {
     const { secret } = issueSigningSecret(this.#random);
+    const c = secretColumns(this.#secretKeys, partnerId, secret);
     const rows = await this.#query<SecretRow>(
       "creating a signing secret",
-      `insert into signing_secrets (partner_id, secret) select id, $2 from partners where id = $1
+      `insert into signing_secrets (partner_id, secret, key_id, sealed, secret_sha256, last_four)
+       select id, $2, $3, $4, $5, $6 from partners where id = $1
        returning ${SECRET_COLUMNS}`,
-      [partnerId, secret],
+      [partnerId, c.secret, c.keyId, c.sealed, c.sha256, c.lastFour],
     );
     const row = rows[0];
     if (row === undefined) return adminRefusals.partnerNotFound(partnerId);

@@ -6,19 +6,24 @@
  */
 import type { MaybePromise, Partner, PartnerStore } from "@partner-yield/core";
 import type pg from "pg";
-import { guarded } from "./errors.js";
+import { guarded, unavailable } from "./errors.js";
 import type { PostgresReadCache } from "./read-cache.js";
+import { openSecret, type SecretKeyring } from "./secret-keys.js";
 
 interface PartnerRow {
   id: string;
   name: string;
   rate_limit_sandbox: number | null;
   rate_limit_production: number | null;
-  secrets: string[];
+  secrets: (string | null)[];
+  key_ids: (string | null)[];
+  sealed: (string | null)[];
 }
 
 const SELECT = `select p.id, p.name, p.rate_limit_sandbox, p.rate_limit_production,
-  coalesce(array_agg(s.secret order by s.id) filter (where s.secret is not null), '{}') as secrets
+  coalesce(array_agg(s.secret order by s.id) filter (where s.id is not null), '{}') as secrets,
+  coalesce(array_agg(s.key_id order by s.id) filter (where s.id is not null), '{}') as key_ids,
+  coalesce(array_agg(encode(s.sealed, 'base64') order by s.id) filter (where s.id is not null), '{}') as sealed
 from partners p
 left join signing_secrets s on s.partner_id = p.id and s.status = 'active'
 where p.id = $1
@@ -33,15 +38,19 @@ export class PostgresPartnerStore implements PartnerStore {
   readonly #pool: pg.Pool;
   readonly #release: () => Promise<void>;
   readonly #cache: PostgresReadCache | undefined;
+  readonly #keys: SecretKeyring | undefined;
 
+  /** `keys` opens the secrets sealed in the database (migration 0006); plain ones need none. */
   constructor(
     pool: pg.Pool,
     release: () => Promise<void> = () => Promise.resolve(),
     cache?: PostgresReadCache | undefined,
+    keys?: SecretKeyring | undefined,
   ) {
     this.#pool = pool;
     this.#release = release;
     this.#cache = cache;
+    this.#keys = keys;
   }
 
   /** The partner itself on a cache hit; otherwise a promise of what the database holds. */
@@ -73,8 +82,24 @@ export class PostgresPartnerStore implements PartnerStore {
       id: row.id,
       name: row.name,
       rateLimits: Object.keys(limits).length === 0 ? undefined : limits,
-      signingSecrets: row.secrets,
+      // Opened here, so the cache and the HMAC hold the plain secret, in memory only.
+      signingSecrets: this.#open(row),
     };
+  }
+
+  #open(row: PartnerRow): string[] {
+    try {
+      return row.secrets.map((secret, i) => {
+        const sealed = row.sealed[i] ?? null;
+        return openSecret(this.#keys, row.id, {
+          secret,
+          keyId: row.key_ids[i] ?? null,
+          sealed: sealed === null ? null : Buffer.from(sealed, "base64"),
+        });
+      });
+    } catch (error) {
+      throw unavailable("opening a signing secret", error);
+    }
   }
 
   close(): Promise<void> {

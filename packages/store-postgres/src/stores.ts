@@ -11,6 +11,7 @@ import { PostgresPartnerStore } from "./partner-store.js";
 import { createPool, type PostgresPoolOptions } from "./pool.js";
 import { PostgresPositionSource, PostgresPriceSource, PostgresProductSource } from "./product-source.js";
 import { PostgresReadCache, type ReadCacheOptions } from "./read-cache.js";
+import { checkSecretKeys, SECRET_KEYS_VARIABLE, SecretKeyError, type SecretKeyring } from "./secret-keys.js";
 
 export interface PostgresStores {
   readonly events: PostgresEventStore;
@@ -22,6 +23,8 @@ export interface PostgresStores {
   readonly pool: pg.Pool;
   /** The read cache the stores share, when `readCache` asked for one. */
   readonly readCache: PostgresReadCache | undefined;
+  /** What the operator should know (signing secrets stored in plain text while a key is set). */
+  readonly warnings: readonly string[];
   /** Resolves when the database answers; throws `StoreUnavailableError` otherwise. */
   ping(): Promise<void>;
   /**
@@ -38,6 +41,14 @@ export interface PostgresStoresOptions {
    * later): `true` or its options to use one, default none (every read a statement).
    */
   readonly readCache?: boolean | ReadCacheOptions | undefined;
+  /**
+   * The keys that open the signing secrets sealed in the database (`SecretKeyring.fromEnv`);
+   * undefined: none (secrets must be plain). `openPostgresStores` refuses a database holding
+   * secrets sealed under a key not given.
+   */
+  readonly secretKeys?: SecretKeyring | undefined;
+  /** Refuse to open without `secretKeys` (a production server). Default false. */
+  readonly requireSecretKeys?: boolean | undefined;
 }
 
 /**
@@ -70,12 +81,13 @@ export function createPostgresStores(
   return {
     events: new PostgresEventStore(pool, close),
     keys: new PostgresKeyStore(pool, close, readCache),
-    partners: new PostgresPartnerStore(pool, close, readCache),
+    partners: new PostgresPartnerStore(pool, close, readCache, options.secretKeys),
     products: new PostgresProductSource(pool, readCache),
     positions: new PostgresPositionSource(pool, readCache),
     prices: new PostgresPriceSource(pool, readCache),
     pool,
     readCache,
+    warnings: [],
     ping: async () => {
       await guarded("ping", () => pool.query("select 1"));
     },
@@ -84,7 +96,9 @@ export function createPostgresStores(
 }
 
 /**
- * `createPostgresStores`, after checking that the database holds the schema this code knows.
+ * `createPostgresStores`, after checking that the database holds the schema this code knows and
+ * that every sealed signing secret's key is given.
+ * @throws SecretKeyError when `requireSecretKeys` and no keys, or a sealed secret's key is missing.
  * @throws SchemaVersionError when migrations are pending or the schema is newer than this code.
  * @throws StoreUnavailableError when the database cannot be reached.
  */
@@ -92,12 +106,18 @@ export async function openPostgresStores(
   source: pg.Pool | PostgresPoolOptions,
   options: PostgresStoresOptions = {},
 ): Promise<PostgresStores> {
+  if (options.requireSecretKeys === true && options.secretKeys === undefined)
+    throw new SecretKeyError(
+      `no key to encrypt the signing secrets at rest: set ${SECRET_KEYS_VARIABLE} (one or more ID:BASE64 ` +
+        '32-byte keys, e.g. `main:$(openssl rand -base64 32)`; docs/data.md, "Signing secrets at rest")',
+    );
   const stores = createPostgresStores(source, options);
   try {
     await assertSchemaCurrent(stores.pool);
+    const warning = await checkSecretKeys(stores.pool, options.secretKeys);
+    return warning === undefined ? stores : { ...stores, warnings: [warning] };
   } catch (error) {
     await stores.close();
     throw error;
   }
-  return stores;
 }
