@@ -46,9 +46,14 @@ export const IDEMPOTENCY_WINDOW_DAYS = 30;
 const COLUMNS = `e.id::text as id, e.partner_id, e.environment, e.idempotency_key, e.fingerprint,
   e.event_type, e.occurred_at, e.data, e.raw_body, e.received_at, e.xid::text as xid`;
 
-/** The rows after a position and below the fence, in log order ($1 name, $2 fence, $3 limit). */
-const AFTER = `from events e, event_consumers c
-  where c.name = $1 and (e.xid, e.id) > (c.position_xid, c.position_id) and e.xid < $2::xid8`;
+/**
+ * The rows after a consumer's position and below the fence ($1 name, $2 fence). The position comes
+ * in as two scalar subqueries (init plans), so the (xid, id) index scan starts at it.
+ */
+const AFTER = `from events e
+  where (e.xid, e.id) > ((select position_xid from event_consumers where name = $1),
+      (select position_id from event_consumers where name = $1))
+    and e.xid < $2::xid8`;
 
 /** The filter's three conditions, on parameters $n (partner), $n+1 (environment), $n+2 (type). */
 function filterSql(n: number): string {
