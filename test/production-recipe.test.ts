@@ -169,6 +169,36 @@ describe("the production recipe (README, Running it in production)", () => {
   // ── Data operations (a re-import keeps an operator's change; secrets encrypted at rest) ────
   describe("data operations", () => {
     // ADD HERE: e.g. runCli(["db", "import-fixtures", "--env", "production", recipe.data.dir], …).
+    test("a re-import keeps an operator's change; the signing secrets are stored encrypted", async () => {
+      const { balancer, data } = recipe;
+      const product = `${DEMO.partnerId}/usdc-base-prime`;
+      const where = "where partner_id = $1 and slug = 'usdc-base-prime'";
+      await db!.pool.query(`update products set status = 'paused' ${where}`, [DEMO.partnerId]);
+      const again = await runCli(["db", "import-fixtures", "--env", "production", data.dir], {
+        DATABASE_URL: db!.url,
+      });
+      assert.equal(again.code, 0, again.stderr);
+      assert.match(
+        again.stdout,
+        new RegExp(`kept as the database has them[^\\n]*\\n\\s+products ${product}\\n`),
+      );
+      const stored = await db!.pool.query<{ status: string }>(`select status from products ${where}`, [
+        DEMO.partnerId,
+      ]);
+      assert.equal(stored.rows[0]?.status, "paused", "the operator's pause survives the re-import");
+      // The instances serve it paused (each read cache drops the row on the UPDATE's notification).
+      let served: string | undefined;
+      for (let i = 0; i < 50 && served !== "paused"; i++) {
+        const res = await fetch(`${balancer.url}/api/partner/products/usdc-base-prime`, {
+          headers: { "x-api-key": data.productionApiKey },
+        });
+        served = ((await res.json()) as { data?: { status?: string } }).data?.status;
+        if (served !== "paused") await sleep(100);
+      }
+      assert.equal(served, "paused");
+      const plain = await db!.pool.query("select id from signing_secrets where secret is not null");
+      assert.equal(plain.rowCount, 0, "no signing secret in plain text");
+    });
   });
 });
 
