@@ -18,7 +18,7 @@ import {
   type ProductSource,
   type RateLimiter,
 } from "@partner-yield/core";
-import type { PostgresPriceTable } from "@partner-yield/store-postgres";
+import type { PostgresPriceTable, PostgresStores } from "@partner-yield/store-postgres";
 import type { BannerData } from "./banner.js";
 import { FallbackRateLimiter } from "./fallback-limiter.js";
 import { loadFixtureDir } from "./fixture-dir.js";
@@ -45,6 +45,13 @@ export interface Backends {
   readonly instanceChecks?: Readonly<Record<string, () => string>> | undefined;
   /** What the operator should know before serving (e.g. Redis's eviction policy could not be read). */
   readonly warnings: readonly string[];
+  /** With `databaseUrl`: the pool and the read cache, for the metrics (metrics-postgres.ts). */
+  readonly postgres: PostgresHandles | undefined;
+}
+
+export interface PostgresHandles {
+  readonly pool: PostgresStores["pool"];
+  readonly readCache: PostgresStores["readCache"];
 }
 
 export interface BackendOptions {
@@ -97,7 +104,8 @@ const ROLES = ["events", "keys", "partners", "products", "positions", "prices"] 
 export async function openBackends(options: BackendOptions): Promise<Backends> {
   const ok = () => Promise.resolve();
   let storeWarnings: readonly string[] = [];
-  let data: Omit<Backends, "rateLimiter" | "readinessChecks" | "description" | "warnings"> & {
+  let postgresHandles: PostgresHandles | undefined;
+  let data: Omit<Backends, "rateLimiter" | "readinessChecks" | "description" | "warnings" | "postgres"> & {
     readonly checks: Record<string, () => Promise<void>>;
     readonly line: string;
     /** What the banner says of the read cache (PostgreSQL only). */
@@ -144,6 +152,7 @@ export async function openBackends(options: BackendOptions): Promise<Backends> {
       },
     );
     storeWarnings = stores.warnings;
+    postgresHandles = { pool: stores.pool, readCache: stores.readCache };
     try {
       const partnerIds = await postgres.listPartnerIds(stores.pool);
       const productRecords: ProductRecord[] = [];
@@ -226,5 +235,6 @@ export async function openBackends(options: BackendOptions): Promise<Backends> {
     readinessChecks: { ...data.checks, rate_limits: limiterCheck },
     instanceChecks: poolWatch === undefined ? undefined : { database_pool: poolWatch.state },
     warnings,
+    postgres: postgresHandles,
   };
 }

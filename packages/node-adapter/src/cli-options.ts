@@ -32,6 +32,8 @@ export class UsageError extends Error {
 export interface ServeConfig {
   readonly host: string;
   readonly port: number;
+  /** `/metrics` on a port of its own (`--metrics-port`, `--metrics-host`); undefined: none. */
+  readonly metrics: { readonly host: string; readonly port: number } | undefined;
   readonly environment: Environment;
   readonly fixturesDir: string;
   readonly bodyLimitBytes: number;
@@ -134,6 +136,20 @@ export const SERVE_FLAGS: readonly Flag[] = [
     value: "ADDR",
     default: "127.0.0.1",
     help: "address to bind; 0.0.0.0 for every interface",
+  },
+  {
+    flag: "metrics-port",
+    env: "PARTNER_YIELD_METRICS_PORT",
+    value: "N",
+    default: "none: no metrics",
+    help: "serve Prometheus metrics at /metrics on this port, apart from the API's (0 picks a free one; the banner prints it)",
+  },
+  {
+    flag: "metrics-host",
+    env: "PARTNER_YIELD_METRICS_HOST",
+    value: "ADDR",
+    default: "127.0.0.1",
+    help: "address the metrics port binds (with --metrics-port); the series name partners: keep it private",
   },
   {
     flag: "env",
@@ -387,7 +403,8 @@ export function helpText(): string {
     ...rows.map(([flag, env, text]) => flag.padEnd(w0) + env.padEnd(w1) + text),
     `${"  -h, --help".padEnd(w0)}${"".padEnd(w1)}this text`,
     "",
-    "Endpoints: /api/partner/… (the API; OpenAPI at /api/partner/openapi.json), /healthz, /readyz.",
+    "Endpoints: /api/partner/… (the API; OpenAPI at /api/partner/openapi.json), /healthz, /readyz;",
+    "with --metrics-port, /metrics (Prometheus text) on that port only.",
     "SIGTERM or SIGINT shuts down gracefully: /readyz answers 503 at once while the server still",
     "serves for --drain-delay, then no new connections, requests in flight finish (answered with",
     "Connection: close), then the stores close. A second signal exits at once.",
@@ -494,6 +511,18 @@ export function parseCommandLine(
     statementTimeoutMs: integer("pg-statement-timeout", 1, DAY_MS, 5000),
     connectionTimeoutMs: integer("pg-connect-timeout", 1, DAY_MS, 2000),
   };
+  const port = integer("port", 0, 65_535, 8787);
+  const metricsHostGiven = raw("metrics-host");
+  const metrics =
+    raw("metrics-port") === undefined
+      ? undefined
+      : { host: metricsHostGiven?.value ?? "127.0.0.1", port: integer("metrics-port", 0, 65_535, 0) };
+  if (metrics === undefined && metricsHostGiven !== undefined)
+    throw new UsageError(`${metricsHostGiven.source} applies only with --metrics-port`);
+  if (metrics !== undefined && metrics.port !== 0 && metrics.port === port)
+    throw new UsageError(
+      `--metrics-port must differ from --port (${port}): the metrics are never served on the API's port`,
+    );
   const readCache = choice("read-cache", ["on", "off"], "on") === "on";
   const readCacheGiven = raw("read-cache");
   if (readCacheGiven !== undefined && databaseUrl === undefined)
@@ -502,7 +531,8 @@ export function parseCommandLine(
     command: "serve",
     config: {
       host,
-      port: integer("port", 0, 65_535, 8787),
+      port,
+      metrics,
       environment: choice("env", ["sandbox", "production"], "sandbox"),
       fixturesDir: raw("fixtures")?.value ?? DEFAULT_FIXTURES_DIR,
       bodyLimitBytes: integer("body-limit", 1, MAX_BODY_LIMIT, 65_536),

@@ -16,6 +16,7 @@ import { runDbCommand } from "./db-command.js";
 import { runEventsCommand } from "./events-command.js";
 import { DEFAULT_FIXTURES_DIR, missingDataSource } from "./fixture-dir.js";
 import { setHeapGrowth } from "./heap-growth.js";
+import type { MetricsServer } from "./metrics-server.js";
 import {
   type PublishedCredential,
   publishedCredentialsMessage,
@@ -24,9 +25,9 @@ import {
 } from "./published-credentials.js";
 import { redactConnectionText } from "./redact-url.js";
 import { resolveStoreLog, setLogInstance } from "./request-log.js";
+import { createNodePartnerApi, startServer } from "./server.js";
 import { serverLogStarted, writeServerLog } from "./server-log.js";
 import { type StoreWatch, watchStores } from "./store-watch.js";
-import { createNodePartnerApi, startServer } from "./server.js";
 import { otlpEndpoint } from "./tracing.js";
 
 // A reader that stops early (`partner-yield --help | head`, a log pipe that died) is not an
@@ -139,7 +140,7 @@ async function serve(config: ServeConfig): Promise<void> {
     }
     throw error;
   }
-  const { banner: data, description, readinessChecks, priceTable, warnings, ...stores } = backends;
+  const { banner: data, description, readinessChecks, priceTable, warnings, postgres, ...stores } = backends;
   for (const warning of warnings) writeServerLog("warn", "warning", { detail: warning });
   if (config.environment === "production") {
     // A published demo credential never unlocks production (CONTRACT §4, "Published credentials").
@@ -186,13 +187,41 @@ async function serve(config: ServeConfig): Promise<void> {
           log: resolveStoreLog("json")!,
           redact: (text) => redactConnectionText(text, connectionUrls),
         });
+  // With --metrics-port: every store call is timed, and /metrics listens before the API does.
+  // prom-client is loaded only then.
+  const metrics =
+    config.metrics === undefined ? undefined : (await import("./metrics.js")).createServerMetrics();
+  let scrape: MetricsServer | undefined;
+  if (metrics !== undefined && config.metrics !== undefined) {
+    metrics.setStoreChecks({ ...readinessChecks, ...chain?.readinessChecks });
+    if (postgres !== undefined) (await import("./metrics-postgres.js")).watchPostgres(metrics, postgres);
+    try {
+      const { startMetricsServer } = await import("./metrics-server.js");
+      scrape = await startMetricsServer({ registry: metrics.registry, ...config.metrics });
+    } catch (error) {
+      storeWatch?.close();
+      await closeStores(stores);
+      const e = error as NodeJS.ErrnoException;
+      const why = e.code === "EADDRINUSE" ? "the address is already in use" : e.message;
+      fail(
+        EXIT_FAILURE,
+        `cannot listen on ${config.metrics.host}:${config.metrics.port} (--metrics-port): ${why}`,
+      );
+      return;
+    }
+  }
+  const port = <T extends object>(name: string, store: T): T => metrics?.instrument(name, store) ?? store;
   const api = createNodePartnerApi({
     onStoreError: storeWatch === undefined ? undefined : () => storeWatch?.suspect(),
     environment: config.environment,
     ...stores,
-    products: chain?.products ?? stores.products,
-    positions: chain?.positions ?? stores.positions,
-    prices: chain?.prices ?? stores.prices,
+    events: stores.events && port("events", stores.events),
+    rateLimiter: stores.rateLimiter && port("rate_limits", stores.rateLimiter),
+    keys: port("keys", stores.keys),
+    partners: port("partners", stores.partners),
+    products: port("products", chain?.products ?? stores.products),
+    positions: port("positions", chain?.positions ?? stores.positions),
+    prices: port("prices", chain?.prices ?? stores.prices),
     bodyLimitBytes: config.bodyLimitBytes,
     rateLimitQuota: config.rateLimitQuota,
     ipv6PrefixLength: config.connections.ipv6PrefixLength,
@@ -214,8 +243,10 @@ async function serve(config: ServeConfig): Promise<void> {
       readinessChecks: { ...readinessChecks, ...chain?.readinessChecks },
       instanceChecks: backends.instanceChecks,
       logHealthChecks: config.logHealthChecks,
+      requestDone: metrics?.requestDone,
     });
   } catch (error) {
+    await scrape?.close();
     const e = error as NodeJS.ErrnoException;
     const why = e.code === "EADDRINUSE" ? "the address is already in use" : e.message;
     fail(EXIT_FAILURE, `cannot listen on ${config.host}:${config.port}: ${why}`);
@@ -225,6 +256,7 @@ async function serve(config: ServeConfig): Promise<void> {
     url: server.url,
     environment: config.environment,
     stores: description,
+    ...(scrape === undefined ? {} : { metrics_url: scrape.url }),
     ...(tracing === undefined ? {} : { traces: tracing.description }),
     pid: process.pid,
     node: process.version,
@@ -242,7 +274,10 @@ async function serve(config: ServeConfig): Promise<void> {
         bodyLimitBytes: config.bodyLimitBytes,
         rateLimitQuota: config.rateLimitQuota,
         stores: tracing === undefined ? description : [...description, `traces: ${tracing.description}`],
-        sources: chain?.summary,
+        sources:
+          scrape === undefined
+            ? chain?.summary
+            : [...(chain?.summary ?? []), `  metrics ${scrape.url} (Prometheus text; this port only)`],
       }),
     );
 
@@ -266,7 +301,8 @@ async function serve(config: ServeConfig): Promise<void> {
     });
     storeWatch?.close();
     closeServer().then(
-      () => {
+      async () => {
+        await scrape?.close();
         writeServerLog("info", "stopped");
         process.off("SIGTERM", onSignal);
         process.off("SIGINT", onSignal);
@@ -309,7 +345,10 @@ function logRateLimitSwitch(local: boolean, reason: string): void {
 
 /** Closes every store `openBackends` opened (a server that will not start). */
 async function closeStores(
-  stores: Omit<Backends, "banner" | "description" | "readinessChecks" | "priceTable" | "warnings">,
+  stores: Omit<
+    Backends,
+    "banner" | "description" | "readinessChecks" | "priceTable" | "warnings" | "postgres"
+  >,
 ) {
   const closables = new Set<object | undefined>(Object.values(stores));
   await Promise.allSettled(

@@ -14,6 +14,7 @@ import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { ApiError, type PartnerApiHandler, type PlainResponse } from "@partner-yield/core";
 import { type ConnectionGuard, resetBeforeAccept } from "./connections.js";
+import type { AnsweredRequest } from "./metrics.js";
 import { incomingRequestId, plainHeaders } from "./plain-request.js";
 import { protocolRefusal } from "./protocol-checks.js";
 import {
@@ -63,6 +64,11 @@ export interface ListenerOptions {
   readonly connections?: ConnectionGuard | undefined;
   /** Log `/healthz` and `/readyz` requests too (default false: a probe every second is noise). */
   readonly logHealthChecks?: boolean | undefined;
+  /**
+   * Called once per request when it is done (answered and its response closed), with its outcome:
+   * the metrics' hook (metrics.ts). Not called for `CONNECT` or a connection refused before a request.
+   */
+  readonly requestDone?: ((request: AnsweredRequest) => void) | undefined;
 }
 
 /** A node:http request listener with the state graceful shutdown needs. */
@@ -197,6 +203,7 @@ export function createListener(api: ListenerTarget, options: ListenerOptions = {
   /** Connections whose parser failed during a request that is still answered (it closes them after). */
   const failed = new WeakSet<Duplex>();
   const connections = options.connections;
+  const requestDone = options.requestDone;
   const logHealth = options.logHealthChecks === true;
 
   function finished(): void {
@@ -259,6 +266,12 @@ export function createListener(api: ListenerTarget, options: ListenerOptions = {
       if (--this.pending > 0) return;
       finished();
       connections?.requestEnded(this.req.socket);
+      requestDone?.({
+        outcome: this.outcome,
+        path: this.path,
+        status: this.status,
+        durationMs: performance.now() - this.started,
+      });
       if (log !== undefined && (logHealth || !isOps(this.path))) log(entry(this, !this.res.writableFinished));
     }
 

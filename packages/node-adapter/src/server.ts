@@ -23,6 +23,7 @@ import { type ConnectionGuard, type ConnectionLimits, guardConnections } from ".
 import { DEFAULT_FIXTURES_DIR, loadFixtureDir } from "./fixture-dir.js";
 import { nodeHmacSha256, nodeSha256 } from "./hmac.js";
 import { createListener, type PartnerListener } from "./listener.js";
+import type { AnsweredRequest } from "./metrics.js";
 import { flushRequestLog, type RequestLogOption, resolveErrorLog } from "./request-log.js";
 import { settlesWithin } from "./settles-within.js";
 import { type RequestTracing, traceHandler, tracePorts } from "./tracing.js";
@@ -168,6 +169,8 @@ export interface StartServerOptions extends NodeApiOptions {
   readonly drainDelayMs?: number | undefined;
   /** Log `/healthz` and `/readyz` requests too (default false). */
   readonly logHealthChecks?: boolean | undefined;
+  /** Called once per request when it is done, with its outcome (metrics.ts's `requestDone`). */
+  readonly requestDone?: ((request: AnsweredRequest) => void) | undefined;
   /** Named store checks reported by `/readyz` (see `ListenerTarget.readinessChecks`). */
   readonly readinessChecks?: Readonly<Record<string, () => Promise<void>>> | undefined;
   /** This instance's own checks, which fail `/readyz` (see `ListenerTarget.instanceChecks`). */
@@ -250,6 +253,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     drainLimitBytes: options.bodyLimitBytes,
     connections,
     logHealthChecks: options.logHealthChecks,
+    requestDone: options.requestDone,
   });
   server.on("request", listener);
   server.on("checkExpectation", listener.checkExpectation);

@@ -27,6 +27,9 @@ export class CacheTable<V> {
   readonly #found = new Map<string, V>();
   readonly #absent = new Set<string>();
   #generation = 0;
+  /** Lookups answered from the table (a value or a known absence), and sent to the database. */
+  hits = 0;
+  misses = 0;
 
   constructor(name: string, maxFound: number, maxAbsent: number, trust: CacheTrust) {
     if (!(Number.isInteger(maxFound) && maxFound >= 0 && Number.isInteger(maxAbsent) && maxAbsent >= 0))
@@ -42,10 +45,21 @@ export class CacheTable<V> {
    * database must be asked (not cached, or the cache is not trusted now).
    */
   get(key: string): V | null | undefined {
-    if (Date.now() >= this.#trust.until) return undefined;
+    if (Date.now() >= this.#trust.until) {
+      this.misses++;
+      return undefined;
+    }
     const value = this.#found.get(key);
-    if (value !== undefined) return value;
-    return this.#absent.has(key) ? null : undefined;
+    if (value !== undefined) {
+      this.hits++;
+      return value;
+    }
+    if (this.#absent.has(key)) {
+      this.hits++;
+      return null;
+    }
+    this.misses++;
+    return undefined;
   }
 
   /** Invalidations so far; capture it before a read-through's query and pass it to `fill`. */

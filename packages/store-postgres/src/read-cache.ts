@@ -68,6 +68,12 @@ export interface ReadCacheState {
   readonly lastError: string | undefined;
   /** Entries held per kind (found and absent together). */
   readonly entries: Readonly<Record<string, number>>;
+  /**
+   * While listening: when the last answered heartbeat (or the subscription) was sent, in ms since
+   * the epoch. Every change committed before it has been applied, so now minus this bounds how
+   * late an invalidation can be (the notifications carry no commit time to measure it exactly).
+   */
+  readonly confirmedAtMs: number | undefined;
 }
 
 /** An API key's cached record with its row id (for `last_used_at`). */
@@ -174,7 +180,15 @@ export class PostgresReadCache implements ChangeSink {
       subscriptions: this.#subscriptions,
       lastError: this.#lastError,
       entries,
+      confirmedAtMs: this.#listening ? this.#trust.until - this.#leaseMs : undefined,
     };
+  }
+
+  /** Lookups per table since the cache started: answered from it (hits) and read through (misses). */
+  lookups(): Record<string, { hits: number; misses: number }> {
+    const counts: Record<string, { hits: number; misses: number }> = {};
+    for (const table of this.#tables) counts[table.name] = { hits: table.hits, misses: table.misses };
+    return counts;
   }
 
   /** @internal ChangeSink: the cache starts empty, and is trusted for one lease. */
