@@ -9,7 +9,7 @@
  */
 import { context, type TextMapPropagator } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
-import { W3CTraceContextPropagator } from "@opentelemetry/core";
+import { ExportResultCode, W3CTraceContextPropagator } from "@opentelemetry/core";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import {
   defaultResource,
@@ -132,9 +132,14 @@ function useContextManager(): boolean {
  * `OTEL_BSP_SCHEDULE_DELAY` (ms between exports, default 5000), `OTEL_TRACES_SAMPLER` and
  * `OTEL_TRACES_SAMPLER_ARG` (e.g. `parentbased_traceidratio` and `0.1`); undefined when neither endpoint is
  * set or `OTEL_SDK_DISABLED=true`.
+ * A failed export (collector down, refused) is one JSON line to `warn` (default stderr), at most
+ * one a minute, naming the endpoint and the error.
  * @throws Error naming the variable when an endpoint is not an http(s) URL or the delay not a number.
  */
-export function tracingFromEnvironment(env: NodeJS.ProcessEnv = process.env): TracingSetup | undefined {
+export function tracingFromEnvironment(
+  env: NodeJS.ProcessEnv = process.env,
+  warn: (line: string) => void = (line) => process.stderr.write(line),
+): TracingSetup | undefined {
   const endpoint = otlpEndpoint(env);
   if (endpoint === undefined) return undefined;
   const name = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim()
@@ -161,11 +166,12 @@ export function tracingFromEnvironment(env: NodeJS.ProcessEnv = process.env): Tr
   // The exporter would read the same variables from process.env; `env` decides here.
   const traces =
     name === "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT" ? url.href : `${url.href.replace(/\/+$/, "")}/v1/traces`;
+  const where = `${new URL(traces).origin}${new URL(traces).pathname}`;
   return startTracing({
-    exporter: new OTLPTraceExporter({ url: traces }),
+    exporter: reportingFailures(new OTLPTraceExporter({ url: traces }), where, warn),
     sampler: samplerFromEnvironment(env),
     batchDelayMs,
-    description: `OTLP/HTTP to ${new URL(traces).origin}${new URL(traces).pathname}`,
+    description: `OTLP/HTTP to ${where}`,
   });
 }
 
@@ -203,4 +209,42 @@ function samplerFromEnvironment(env: NodeJS.ProcessEnv): Sampler | undefined {
     }
     return ratio;
   });
+}
+
+/** Least time between two lines about failed exports. */
+export const EXPORT_FAILURE_LOG_INTERVAL_MS = 60_000;
+
+/**
+ * `exporter`, telling `warn` when an export fails (its spans are lost: the SDK does not retry
+ * them), at most once per `EXPORT_FAILURE_LOG_INTERVAL_MS`, with the spans lost since the last line.
+ */
+function reportingFailures(
+  exporter: SpanExporter,
+  where: string,
+  warn: (line: string) => void,
+): SpanExporter {
+  let lastLine = Number.NEGATIVE_INFINITY;
+  let lost = 0;
+  return {
+    export(spans, done) {
+      exporter.export(spans, (result) => {
+        if (result.code !== ExportResultCode.SUCCESS) {
+          lost += spans.length;
+          const now = Date.now();
+          if (now - lastLine >= EXPORT_FAILURE_LOG_INTERVAL_MS) {
+            lastLine = now;
+            const error =
+              result.error === undefined ? "no reason given" : String(result.error.message).slice(0, 300);
+            warn(
+              `${JSON.stringify({ time: new Date(now).toISOString(), level: "warn", msg: "trace export failed", endpoint: where, error, spans_lost: lost })}\n`,
+            );
+            lost = 0;
+          }
+        }
+        done(result);
+      });
+    },
+    shutdown: () => exporter.shutdown(),
+    forceFlush: () => exporter.forceFlush?.() ?? Promise.resolve(),
+  };
 }

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
-import { after, describe, test } from "node:test";
+import { after, before, describe, test } from "node:test";
 import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import { InMemorySpanExporter, type ReadableSpan } from "@opentelemetry/sdk-trace";
 import {
@@ -27,7 +27,8 @@ import { loadSandbox } from "../../core/test/sandbox.js";
 import { gate, postgresReachable, testDatabase } from "../../store-postgres/test/database.js";
 import { redisReachable, testRedis } from "../../store-redis/test/redis.js";
 import { nodeSha256 } from "../src/hmac.js";
-import { startTracing } from "../src/otlp-tracing.js";
+import { startTracing, tracingFromEnvironment } from "../src/otlp-tracing.js";
+import type { RunningServer } from "../src/server.js";
 import { otlpEndpoint, tracePorts } from "../src/tracing.js";
 import { startServerProcess } from "./server-process.js";
 import { DEMO, eventBody, eventHeaders, INBOUND, KEY, startTestServer } from "./support.js";
@@ -79,16 +80,19 @@ function everythingRecorded(): string {
 }
 
 describe("traces of requests", async () => {
-  const data = loadSandbox();
-  const server = await startTestServer({
-    tracing,
-    keys: answeringLater(data.keys),
-    partners: answeringLater(data.partners),
-    products: answeringLater(data.products),
-    positions: data.positions,
-    prices: data.prices,
-    events: new MemoryEventStore(),
-    rateLimiter: answeringLater(new MemoryRateLimiter()),
+  let server: RunningServer;
+  before(async () => {
+    const data = loadSandbox();
+    server = await startTestServer({
+      tracing,
+      keys: answeringLater(data.keys),
+      partners: answeringLater(data.partners),
+      products: answeringLater(data.products),
+      positions: data.positions,
+      prices: data.prices,
+      events: new MemoryEventStore(),
+      rateLimiter: answeringLater(new MemoryRateLimiter()),
+    });
   });
   after(() => server.close());
 
@@ -207,7 +211,10 @@ describe("a store that fails", async () => {
     list: () => Promise.resolve([]),
     close: () => Promise.resolve(),
   };
-  const server = await startTestServer({ tracing, events });
+  let server: RunningServer;
+  before(async () => {
+    server = await startTestServer({ tracing, events });
+  });
   after(() => server.close());
 
   test("a 503: the server span and the store's span are errors, named by the error's type only", async () => {
@@ -238,15 +245,18 @@ if (services.available) {
     const { redis, prefix } = await testRedis("tracing");
     const { events, keys, partners, products, positions, prices } = createPostgresStores(db.pool);
     const rateLimiter = new RedisRateLimiter({ redis, keyPrefix: prefix });
-    const server = await startTestServer({
-      tracing,
-      events,
-      keys,
-      partners,
-      products,
-      positions,
-      prices,
-      rateLimiter,
+    let server: RunningServer;
+    before(async () => {
+      server = await startTestServer({
+        tracing,
+        events,
+        keys,
+        partners,
+        products,
+        positions,
+        prices,
+        rateLimiter,
+      });
     });
     after(() => server.close());
 
@@ -303,6 +313,60 @@ describe("tracePorts", () => {
     assert.equal(exporter.getFinishedSpans().length, before);
     // A method that is not traced runs on the store itself (its private fields are not on the proxy).
     assert.equal((ports.rateLimiter as MemoryRateLimiter).size, 1);
+  });
+
+  test("a failed export is one warning line naming the endpoint", async () => {
+    // A collector that refuses every export with a 400 (not retried, unlike a refused connection).
+    const refusing = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => res.writeHead(400, { "content-type": "text/plain" }).end("bad request"));
+    });
+    await new Promise<void>((resolve) => refusing.listen(0, "127.0.0.1", resolve));
+    after(() => new Promise((resolve) => refusing.close(resolve)));
+    const port = (refusing.address() as AddressInfo).port;
+    const lines: string[] = [];
+    const setup = tracingFromEnvironment(
+      { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`, OTEL_BSP_SCHEDULE_DELAY: "20" },
+      (line) => lines.push(line),
+    );
+    assert.ok(setup !== undefined);
+    try {
+      for (let i = 0; i < 3; i++) setup.tracer.startSpan(`lost ${i}`).end();
+      const deadline = Date.now() + 10_000;
+      while (lines.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      assert.equal(lines.length, 1, "one line");
+      const line = JSON.parse(lines[0]!) as Record<string, unknown>;
+      assert.equal(line["level"], "warn");
+      assert.equal(line["msg"], "trace export failed");
+      assert.equal(line["endpoint"], `http://127.0.0.1:${port}/v1/traces`);
+      assert.equal(typeof line["spans_lost"], "number");
+    } finally {
+      await setup.shutdown();
+    }
+  });
+
+  test("tracingFromEnvironment refuses a malformed endpoint or setting, naming the variable", () => {
+    assert.throws(
+      () => tracingFromEnvironment({ OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" }),
+      /OTEL_EXPORTER_OTLP_ENDPOINT must be an http\(s\) URL/,
+    );
+    assert.throws(
+      () =>
+        tracingFromEnvironment({
+          OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318",
+          OTEL_BSP_SCHEDULE_DELAY: "soon",
+        }),
+      /OTEL_BSP_SCHEDULE_DELAY/,
+    );
+    assert.throws(
+      () =>
+        tracingFromEnvironment({
+          OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318",
+          OTEL_TRACES_SAMPLER: "sometimes",
+        }),
+      /OTEL_TRACES_SAMPLER must be one of/,
+    );
+    assert.equal(tracingFromEnvironment({}), undefined);
   });
 
   test("otlpEndpoint: the traces endpoint first, blank means unset, OTEL_SDK_DISABLED turns it off", () => {
