@@ -405,6 +405,8 @@ export function helpText(): string {
     "",
     "Endpoints: /api/partner/… (the API; OpenAPI at /api/partner/openapi.json), /healthz, /readyz;",
     "with --metrics-port, /metrics (Prometheus text) on that port only.",
+    "Traces: with OTEL_EXPORTER_OTLP_ENDPOINT set, OpenTelemetry spans go there over OTLP/HTTP",
+    "(OTEL_SERVICE_NAME, OTEL_TRACES_SAMPLER, OTEL_TRACES_SAMPLER_ARG honoured); unset, none are made.",
     "SIGTERM or SIGINT shuts down gracefully: /readyz answers 503 at once while the server still",
     "serves for --drain-delay, then no new connections, requests in flight finish (answered with",
     "Connection: close), then the stores close. A second signal exits at once.",
