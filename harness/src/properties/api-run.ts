@@ -55,7 +55,7 @@ export interface ApiPropertyOptions {
   readonly productSample: number;
   /** Inputs every class of input must get, at least (`--min-runs`, default 1). */
   readonly minRuns?: number | undefined;
-  /** The API's own base path (`--base-path`), when the other side of the CLI passes one. */
+  /** The API's own base path (`--base-path`; the replay line has it from `command`). */
   readonly apiBasePath?: string | undefined;
   readonly maxRequests: number;
   readonly rpm: number;
@@ -522,7 +522,7 @@ async function quoteProperty(
       ? {}
       : {
           path,
-          replay: `${options.command} --base-url ${options.baseUrl} --only ${definition.id} --seed ${details.seed} --path "${path}"${options.minRuns === undefined || options.minRuns === 1 ? "" : ` --min-runs ${options.minRuns}`}${options.apiBasePath === undefined ? "" : ` --base-path "${options.apiBasePath}"`}`,
+          replay: `${options.command} --base-url ${options.baseUrl} --only ${definition.id} --seed ${details.seed} --path "${path}"${options.minRuns === undefined || options.minRuns === 1 ? "" : ` --min-runs ${options.minRuns}`}`,
         }),
     reproduce: error instanceof Violation ? evidenceOf(error.exchanges, options) : [],
     shrinkCut: target.shrinkCut,
