@@ -83,24 +83,28 @@ describe("a price's updated_at (migration 0002) and the fixture import", () => {
       [USDC],
     );
   const importPrice = (usdPriceWad: bigint) =>
-    importData(db!.pool, {
-      partners: [],
-      keys: [],
-      products: [],
-      vaults: [],
-      prices: [{ chainId: 8453, assetAddress: USDC, usdPriceWad }],
-    });
+    importData(
+      db!.pool,
+      {
+        partners: [],
+        keys: [],
+        products: [],
+        vaults: [],
+        prices: [{ chainId: 8453, assetAddress: USDC, usdPriceWad }],
+      },
+      { overwrite: true },
+    );
 
   test("an imported price is dated at the import; re-importing it unchanged keeps that date", async () => {
     const first = await importPrice(999_800_000_000_000_000n);
-    assert.deepEqual(first.asset_prices, { inserted: 1, updated: 0, unchanged: 0 });
+    assert.deepEqual(first.asset_prices, { inserted: 1, updated: 0, kept: 0, unchanged: 0 });
     assert.equal(await prices().getUsdPriceWad(product), 999_800_000_000_000_000n);
     await dateBack();
     const again = await importPrice(999_800_000_000_000_000n);
-    assert.deepEqual(again.asset_prices, { inserted: 0, updated: 0, unchanged: 1 });
+    assert.deepEqual(again.asset_prices, { inserted: 0, updated: 0, kept: 0, unchanged: 1 });
     await assert.rejects(prices().getUsdPriceWad(product), /USDC on chain 8453 is \d+ s old/);
     const changed = await importPrice(1_000_100_000_000_000_000n);
-    assert.deepEqual(changed.asset_prices, { inserted: 0, updated: 1, unchanged: 0 });
+    assert.deepEqual(changed.asset_prices, { inserted: 0, updated: 1, kept: 0, unchanged: 0 });
     assert.equal(await prices().getUsdPriceWad(product), 1_000_100_000_000_000_000n);
   });
 

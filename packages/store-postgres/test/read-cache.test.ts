@@ -221,11 +221,11 @@ describe("the read cache of two instances on one database", () => {
         ? { ...p, usdPriceWad: p.usdPriceWad + 1n }
         : p,
     );
-    await importData(db!.pool, { ...data, prices });
+    await importData(db!.pool, { ...data, prices }, { overwrite: true });
     await eventually("the import's price honoured", async () => {
       assert.equal(await price(), original + 1n);
     });
-    await importData(db!.pool, data);
+    await importData(db!.pool, data, { overwrite: true });
   });
 
   test("a vault's totals and a wallet's shares changed by an UPDATE are served", async () => {
