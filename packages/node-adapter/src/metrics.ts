@@ -7,12 +7,13 @@
  *
  * Every label value comes from a bounded set: route templates (`GET /products/{slug}`, never a raw
  * path), statuses, error codes, partner ids (of keys the store found, never what a client sent),
- * store and method names, product slugs. The request path costs one Map lookup and three counter
- * or histogram updates per request (their children are cached by label values).
+ * store and method names, product slugs. A request costs two Map lookups and a few additions
+ * (metrics-cells.ts), a store call two clock reads and a histogram update.
  * @module
  */
 import { type PlainResponse, StoreUnavailableError } from "@partner-yield/core";
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
+import { CellCounter, CellHistogram } from "./metrics-cells.js";
 import { settlesWithin } from "./settles-within.js";
 
 /** Every series name starts with this. */
@@ -108,52 +109,58 @@ export function createServerMetrics(options: { readonly processMetrics?: boolean
   if (options.processMetrics !== false) collectDefaultMetrics({ register: registry });
   const registers = [registry];
 
-  const requests = new Counter({
-    name: `${METRICS_PREFIX}http_requests_total`,
-    help: "Requests answered, by route template (unmatched: no route took it), status and error code (none for a success).",
-    labelNames: ["route", "status", "code"] as const,
-    registers,
-  });
-  const latency = new Histogram({
-    name: `${METRICS_PREFIX}http_request_duration_seconds`,
-    help: "From a request's arrival to the end of its response, by route template.",
-    labelNames: ["route"] as const,
-    buckets: REQUEST_BUCKETS,
-    registers,
-  });
-  const rateLimited = new Counter({
-    name: `${METRICS_PREFIX}http_rate_limited_total`,
-    help: "429 answers, by partner (unknown: the client's address was limited before a key was found).",
-    labelNames: ["partner", "code"] as const,
-    registers,
-  });
-  const authFailures = new Counter({
-    name: `${METRICS_PREFIX}http_auth_failures_total`,
-    help: "401 answers (key missing, unknown, revoked; signature refused), by partner (unknown: no key found) and error code.",
-    labelNames: ["partner", "code"] as const,
-    registers,
-  });
-  const events = new Counter({
-    name: `${METRICS_PREFIX}events_total`,
-    help: "Events posted to the intake: accepted (stored), duplicate (a replay answered with its original), refused (4xx), failed (5xx).",
-    labelNames: ["outcome"] as const,
-    registers,
-  });
-  for (const outcome of ["accepted", "duplicate", "refused", "failed"]) events.labels(outcome).inc(0);
+  // The series a request or a store call updates: plain numbers (metrics-cells.ts).
+  const requests = new CellCounter(
+    `${METRICS_PREFIX}http_requests_total`,
+    "Requests answered, by route template (unmatched: no route took it), status and error code (none for a success).",
+    ["route", "status", "code"],
+    registry,
+  );
+  const latency = new CellHistogram(
+    `${METRICS_PREFIX}http_request_duration_seconds`,
+    "From a request's arrival to the end of its response, by route template.",
+    ["route"],
+    REQUEST_BUCKETS,
+    registry,
+  );
+  const rateLimited = new CellCounter(
+    `${METRICS_PREFIX}http_rate_limited_total`,
+    "429 answers, by partner (unknown: the client's address was limited before a key was found).",
+    ["partner", "code"],
+    registry,
+  );
+  const authFailures = new CellCounter(
+    `${METRICS_PREFIX}http_auth_failures_total`,
+    "401 answers (key missing, unknown, revoked; signature refused), by partner (unknown: no key found) and error code.",
+    ["partner", "code"],
+    registry,
+  );
+  const events = new CellCounter(
+    `${METRICS_PREFIX}events_total`,
+    "Events posted to the intake: accepted (stored), duplicate (a replay answered with its original), refused (4xx), failed (5xx).",
+    ["outcome"],
+    registry,
+  );
+  const eventCells = {
+    accepted: events.cell("accepted"),
+    duplicate: events.cell("duplicate"),
+    refused: events.cell("refused"),
+    failed: events.cell("failed"),
+  };
 
-  const storeCalls = new Histogram({
-    name: `${METRICS_PREFIX}store_call_duration_seconds`,
-    help: "Calls of the API's stores (PostgreSQL, Redis or in memory, as configured), by store and method.",
-    labelNames: ["store", "operation"] as const,
-    buckets: STORE_BUCKETS,
-    registers,
-  });
-  const storeErrors = new Counter({
-    name: `${METRICS_PREFIX}store_errors_total`,
-    help: "Store calls that failed, by store, method and kind (unavailable: the store could not answer, 503).",
-    labelNames: ["store", "operation", "kind"] as const,
-    registers,
-  });
+  const storeCalls = new CellHistogram(
+    `${METRICS_PREFIX}store_call_duration_seconds`,
+    "Calls of the API's stores (PostgreSQL, Redis or in memory, as configured), by store and method.",
+    ["store", "operation"],
+    STORE_BUCKETS,
+    registry,
+  );
+  const storeErrors = new CellCounter(
+    `${METRICS_PREFIX}store_errors_total`,
+    "Store calls that failed, by store, method and kind (unavailable: the store could not answer, 503).",
+    ["store", "operation", "kind"],
+    registry,
+  );
 
   let storeChecks: Readonly<Record<string, () => Promise<void>>> = {};
   new Gauge({
@@ -282,34 +289,15 @@ export function createServerMetrics(options: { readonly processMetrics?: boolean
     });
   };
 
-  // The per-request children, cached by their label values (bounded: see the module comment).
-  type Child = { inc(): void };
-  const requestChildren = new Map<string, Child>();
-  const latencyChildren = new Map<string, { observe(v: number): void }>();
-  const requestChild = (route: string, status: number, code: string): Child => {
-    const key = `${route}\u0000${status}\u0000${code}`;
-    let child = requestChildren.get(key);
-    if (child === undefined) {
-      child = requests.labels(route, String(status), code);
-      requestChildren.set(key, child);
-    }
-    return child;
-  };
-
   const requestDone = (request: AnsweredRequest): void => {
     const outcome = request.outcome;
     const status = request.status;
     const route = outcome?.route ?? opsRoute(request.path);
     const code = outcome?.errorCode ?? (status >= 400 ? "other" : "none");
-    requestChild(route, status, code).inc();
-    let histogram = latencyChildren.get(route);
-    if (histogram === undefined) {
-      histogram = latency.labels(route);
-      latencyChildren.set(route, histogram);
-    }
-    histogram.observe(request.durationMs / 1000);
-    if (status === 429) rateLimited.labels(outcome?.partnerId ?? "unknown", code).inc();
-    else if (status === 401) authFailures.labels(outcome?.partnerId ?? "unknown", code).inc();
+    requests.cell(route, String(status), code).value++;
+    latency.cell(route).observe(request.durationMs / 1000);
+    if (status === 429) rateLimited.cell(outcome?.partnerId ?? "unknown", code).value++;
+    else if (status === 401) authFailures.cell(outcome?.partnerId ?? "unknown", code).value++;
     if (route === EVENTS_ROUTE) {
       const what =
         status >= 500
@@ -319,7 +307,7 @@ export function createServerMetrics(options: { readonly processMetrics?: boolean
             : outcome?.headers["idempotent-replayed"] === "true"
               ? "duplicate"
               : "accepted";
-      events.labels(what).inc();
+      eventCells[what].value++;
     }
   };
 
@@ -335,8 +323,8 @@ export function createServerMetrics(options: { readonly processMetrics?: boolean
           wrapper = timed(
             target,
             value as (...args: unknown[]) => unknown,
-            storeCalls.labels(store, property),
-            (kind) => storeErrors.labels(store, property, kind).inc(),
+            storeCalls.cell(store, property),
+            (kind) => storeErrors.cell(store, property, kind).value++,
           );
           wrappers.set(property, wrapper);
         }
