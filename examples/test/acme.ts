@@ -44,7 +44,7 @@ export async function positionAnswers(send: Send): Promise<void> {
     headers: { "x-api-key": ACME.sandboxApiKey },
   });
   assert.equal(res.status, 200);
-  const { data } = (await res.json()) as { data: Record<string, string> };
+  const { data } = (await res.json()) as { data: Record<string, unknown> };
   // 1200 shares of a vault holding 2.5 M USDC against 2.4 M shares: 1250 USDC at 0.9999 USD.
   assert.deepEqual(data, {
     wallet_address: ACME.holder,
@@ -52,6 +52,13 @@ export async function positionAnswers(send: Send): Promise<void> {
     shares: "1200",
     assets: "1249.999999",
     usd_value: "1249.87",
+    // The audit view: the vault's figures the position was computed from (decimals offset 12).
+    vault: {
+      decimals_offset: 12,
+      total_assets: "2500000000000",
+      total_supply: "2400000000000000000000000",
+      usd_price: "0.9999",
+    },
   });
 }
 
