@@ -120,6 +120,8 @@ export async function runAdminCommand(
 
   let admin = options.admin;
   let audit = options.audit;
+  /** Signing secrets this command writes go to the database in plain text (no key set). */
+  let plainSecrets = false;
   let close = async () => {};
   let where = "the given PartnerAdmin";
   if (admin === undefined) {
@@ -152,6 +154,7 @@ export async function runAdminCommand(
       return usage((error as Error).message, helpRef);
     }
     admin = new postgres.PostgresPartnerAdmin(pool, { secretKeys });
+    plainSecrets = secretKeys === undefined;
     audit = (entry) => postgres.recordAudit(pool, entry);
   }
 
@@ -170,7 +173,14 @@ export async function runAdminCommand(
       const { code, reason } = outcome.refusal;
       return failure(REFUSAL_EXIT[code], code, reason, outcome.hint);
     }
-    const warnings = outcome.warnings ?? [];
+    const warnings = [
+      ...(outcome.warnings ?? []),
+      ...(plainSecrets && command.group === "secrets" && command.name === "create"
+        ? [
+            "the signing secret is stored in plain text: no PARTNER_YIELD_SECRET_KEYS is set (fine for a sandbox; in production set it and run `partner-yield db rekey-secrets`)",
+          ]
+        : []),
+    ];
     if (json) out(`${jsonLine({ ...outcome.json, warnings })}\n`);
     else {
       out(`${outcome.text}\n`);

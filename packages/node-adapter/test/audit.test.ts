@@ -59,6 +59,13 @@ describe("partner-yield audit", () => {
       secret: { id: string };
     };
     assert.equal((await cli(["secrets", "revoke", secret.secret.id, "--partner", "acme"])).code, 0);
+    // Without a key (a sandbox database): stored in plain text, with a warning saying so.
+    const plain = await cli(["secrets", "create", "--partner", "acme"], { PARTNER_YIELD_SECRET_KEYS: "" });
+    assert.equal(plain.code, 0, plain.stderr);
+    assert.match(
+      plain.stderr,
+      /warning: the signing secret is stored in plain text: no PARTNER_YIELD_SECRET_KEYS/,
+    );
     assert.equal((await cli(["keys", "promote", "--partner", "acme"])).code, 5, "not verified: refused");
     assert.equal((await cli(["keys", "list", "--partner", "acme"])).code, 0, "a list writes nothing");
 
@@ -82,6 +89,7 @@ describe("partner-yield audit", () => {
         ["keys revoke", "done"],
         ["secrets create", "done"],
         ["secrets revoke", "done"],
+        ["secrets create", "done"],
         ["keys promote", "partner_not_verified"],
       ],
     );
