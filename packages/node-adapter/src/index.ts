@@ -51,3 +51,10 @@ export {
 } from "./server.js";
 export { type ServerLogEntry, serverLogEntry } from "./server-log.js";
 export { type StoreWatch, type StoreWatchOptions, watchStores } from "./store-watch.js";
+export {
+  otlpEndpoint,
+  type RequestTracing,
+  type TracedPorts,
+  traceHandler,
+  tracePorts,
+} from "./tracing.js";
