@@ -42,6 +42,10 @@ cannot be loaded is left out with a notice.
   --lookups n       key lookups per client per round (default 20000)
   --batches n       insert batches per client per round (default 400)
   --batch n         events per insert batch (default 25)
+  --storage         then, with pg only, the same inserts into copies of the events table stored
+                    three ways, in alternating rounds: as it is (data as jsonb, the defaults'
+                    compression), without data (null: only the signed body is kept), and with
+                    lz4 compression on data and raw_body: what each costs PostgreSQL an event
 `;
 
 const flags = parseFlags("bench:pg-client", HELP, {
@@ -50,6 +54,7 @@ const flags = parseFlags("bench:pg-client", HELP, {
   lookups: { type: "string" },
   batches: { type: "string" },
   batch: { type: "string" },
+  storage: { type: "boolean" },
 });
 const intFlag = intFlagOf("bench:pg-client");
 const ROUNDS = intFlag("rounds", flags.rounds, 3, 1, 50);
@@ -61,7 +66,10 @@ const INSERT_CONCURRENCY = 2;
 
 const LOOKUP =
   "select id::text as id, partner_id, environment, status, label from api_keys where key_hash = $1";
-const INSERT = `insert into events (partner_id, environment, idempotency_key, fingerprint, event_type,
+/** The event insert into `table` (the events table or a copy of it). */
+const insertInto = (
+  table: string,
+) => `insert into ${table} (partner_id, environment, idempotency_key, fingerprint, event_type,
   occurred_at, data, raw_body, received_at)
 select partner_id, environment, idempotency_key, fingerprint, event_type, occurred_at, data::jsonb,
   raw_body, received_at
@@ -72,6 +80,17 @@ from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text
 order by n
 on conflict (partner_id, environment, idempotency_key) do nothing
 returning id::text as id, partner_id, environment, idempotency_key`;
+const INSERT = insertInto("events");
+
+/** The storage variants of `--storage`: how a copy of the events table is altered. */
+const STORAGE_VARIANTS: Readonly<Record<string, { readonly alter: string; readonly withData: boolean }>> = {
+  "as it is (data jsonb)": { alter: "", withData: true },
+  "data null (the signed body only)": { alter: "", withData: false },
+  "lz4 on data and raw_body": {
+    alter: "alter table T alter column data set compression lz4, alter column raw_body set compression lz4",
+    withData: true,
+  },
+};
 
 /** One client under test: a prepared query and an end. */
 interface Client {
@@ -82,6 +101,7 @@ interface Client {
 
 /** What is used of `pg` (loaded with require: it is store-postgres's dependency, not the root's). */
 interface PgPool {
+  on(event: "error", listener: (error: Error) => void): unknown;
   query(config: { name: string; text: string; values: unknown[] }): Promise<unknown>;
   end(): Promise<void>;
 }
@@ -97,6 +117,8 @@ async function clients(url: string): Promise<Client[]> {
     const PoolClass = native ? mod.native?.Pool : mod.Pool;
     if (PoolClass === undefined) throw new Error("pg.native is not available");
     const pool = new PoolClass({ connectionString: url, max: LOOKUP_CONCURRENCY });
+    // The database is dropped (with force) at the end: a connection still closing may hear it.
+    pool.on("error", () => {});
     return {
       name,
       query: (n, text, values) => pool.query({ name: n, text, values }),
@@ -189,6 +211,72 @@ function eventBatch(round: string, b: number): unknown[] {
   return columns;
 }
 
+/** `--storage`: the same inserts into copies of the events table stored in other ways. */
+async function storage(
+  client: Client,
+  partnerId: string,
+  pgCpu: ReturnType<typeof pgCpuReader>,
+): Promise<void> {
+  const names = Object.keys(STORAGE_VARIANTS);
+  const tables = new Map(names.map((name, i) => [name, `bench_events_${i}`]));
+  for (const [name, table] of tables) {
+    await client.query(`create-${table}`, `create table ${table} (like events including all)`, []);
+    const { alter } = STORAGE_VARIANTS[name]!;
+    if (alter !== "") await client.query(`alter-${table}`, alter.replace("T", table), []);
+  }
+  const figures = new Map<string, Figures[]>(names.map((name) => [name, []]));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const name of round % 2 === 0 ? names : [...names].reverse()) {
+      const table = tables.get(name)!;
+      const batches = Array.from({ length: BATCHES }, (_, b) => eventBatch(`s${round}`, b));
+      const insert = await timed(
+        BATCHES,
+        INSERT_CONCURRENCY,
+        (i) => {
+          const columns = (batches[i] as string[][]).map((col, k) =>
+            k === 0
+              ? col.map(() => partnerId)
+              : k === 6 && !STORAGE_VARIANTS[name]!.withData
+                ? col.map(() => null)
+                : col,
+          );
+          return client.query(`insert-${table}`, insertInto(table), columns);
+        },
+        pgCpu,
+        BATCH,
+      );
+      figures.get(name)?.push(insert);
+      process.stderr.write(
+        `storage round ${round + 1}/${ROUNDS} ${name}: ${Math.round(insert.perSecond)} events/s\n`,
+      );
+    }
+  }
+  console.log(
+    `\n--storage: ${client.name}, the same inserts into copies of the events table; medians of ${ROUNDS} rounds\n`,
+  );
+  console.log(
+    "| events stored | events/s | node CPU µs/event | PostgreSQL CPU µs/event | table size after (MiB) |",
+  );
+  console.log("|---|---:|---:|---:|---:|");
+  for (const [name, xs] of figures) {
+    const size = (await client.query(
+      `size-${name}`,
+      "select pg_total_relation_size($1::regclass)::text as bytes",
+      [tables.get(name)],
+    )) as { rows: { bytes: string }[] };
+    const mib = Number(size.rows[0]?.bytes ?? Number.NaN) / 2 ** 20;
+    console.log(
+      `| ${name} | ${fmt(xs, (x) => x.perSecond, 0)} | ${fmt(xs, (x) => x.cpuMicros, 1)} | ${fmt(xs, (x) => x.pgMicros, 1)} | ${mib.toFixed(1)} |`,
+    );
+  }
+}
+
+/** The median of the figures `f` picks, to `digits` ("–" when none was measured). */
+function fmt(xs: Figures[], f: (x: Figures) => number | undefined, digits: number): string {
+  const vs = xs.map(f).filter((v): v is number => v !== undefined);
+  return vs.length === 0 ? "–" : median(vs).toFixed(digits);
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 
 async function main(): Promise<void> {
@@ -258,10 +346,6 @@ async function main(): Promise<void> {
         );
       }
     }
-    const fmt = (xs: Figures[], f: (x: Figures) => number | undefined, digits: number) => {
-      const vs = xs.map(f).filter((v): v is number => v !== undefined);
-      return vs.length === 0 ? "–" : median(vs).toFixed(digits);
-    };
     console.log(
       `\n${ROUNDS} alternating rounds; lookups: ${LOOKUPS} a round, ${LOOKUP_CONCURRENCY} at once; inserts: ${BATCHES} batches of ${BATCH} events a round, ${INSERT_CONCURRENCY} at once; medians of the rounds\n`,
     );
@@ -274,6 +358,7 @@ async function main(): Promise<void> {
         `| ${name} | ${fmt(r.lookup, (x) => x.perSecond, 0)} | ${fmt(r.lookup, (x) => x.cpuMicros, 1)} | ${fmt(r.lookup, (x) => x.pgMicros, 1)} | ${fmt(r.insert, (x) => x.perSecond, 0)} | ${fmt(r.insert, (x) => x.cpuMicros, 1)} | ${fmt(r.insert, (x) => x.pgMicros, 1)} |`,
       );
     }
+    if (flags.storage === true && list[0] !== undefined) await storage(list[0], partnerId, pgCpu);
   } finally {
     await Promise.all(list.map((c) => c.end().catch(() => {})));
     await db.drop();
