@@ -102,24 +102,10 @@ test("Dockerfile: docker build (PARTNER_YIELD_DOCKER_BUILD=1; it pulls node:20-b
   assert.equal(result.code, 0, result.out);
 });
 
-/**
- * Flags of serve the examples use that other work adds (metrics, the log's instance id): excused,
- * loudly, only while this checkout's serve does not have them yet.
- */
-const LANDING = [
-  { flag: "metrics-port", env: "PARTNER_YIELD_METRICS_PORT" },
-  { flag: "metrics-host", env: "PARTNER_YIELD_METRICS_HOST" },
-  { flag: "instance-id", env: "PARTNER_YIELD_INSTANCE_ID" },
-].filter((f) => !SERVE_FLAGS.some((known) => known.flag === f.flag));
-
 test("every serve flag and PARTNER_YIELD_* variable in deploy/ is one partner-yield serve knows", () => {
-  if (LANDING.length > 0)
-    process.stderr.write(
-      `\n!! deploy/: not checked until serve has them: ${LANDING.map((f) => `--${f.flag}`).join(", ")}\n`,
-    );
-  const flags = new Set([...SERVE_FLAGS, ...LANDING].map((f) => f.flag));
+  const flags = new Set(SERVE_FLAGS.map((f) => f.flag));
   const variables = new Set([
-    ...[...SERVE_FLAGS, ...LANDING].map((f) => f.env),
+    ...SERVE_FLAGS.map((f) => f.env),
     // Read by the stores, not by a serve flag: the signing secrets' encryption keys.
     "PARTNER_YIELD_SECRET_KEYS",
     "PARTNER_YIELD_SECRET_KEY",
