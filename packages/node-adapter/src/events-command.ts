@@ -14,6 +14,7 @@ import {
   StoreUnavailableError,
 } from "@partner-yield/core";
 import { argsErrorMessage } from "./args-error.js";
+import { auditActor } from "./audit-command.js";
 import { databaseUrlOf } from "./db-command.js";
 import { redactConnectionText, redactUrl } from "./redact-url.js";
 
@@ -49,6 +50,8 @@ export function eventsHelpText(): string {
     "  --database-url URL   DATABASE_URL     postgres://user:password@host:port/database (required)",
     "  --partner ID, --env sandbox|production, --type EVENT_TYPE   tail only the events that match",
     "  --json                                one JSON document per line (tail) or one document (list)",
+    "  --actor NAME         PARTNER_YIELD_ACTOR consumers reset, prune: who the admin audit records",
+    "                                        (`partner-yield audit list`); default the OS user and host",
     "",
     "tail registers nothing: it holds no event back from prune. Consumers are created by the",
     "applications that process events (PostgresEventConsumers); a consumer's name is its checkpoint.",
@@ -123,8 +126,8 @@ export async function runEventsCommand(
   const allowed: Record<typeof sub, readonly string[]> = {
     tail: ["follow", "partner", "env", "type", "json", "last"],
     list: ["json"],
-    reset: ["to"],
-    prune: ["older-than", "dry-run"],
+    reset: ["to", "actor"],
+    prune: ["older-than", "dry-run", "actor"],
   };
   for (const flag of [
     "follow",
@@ -136,6 +139,7 @@ export async function runEventsCommand(
     "to",
     "older-than",
     "dry-run",
+    "actor",
   ] as const)
     if (values[flag] !== undefined && !allowed[sub].includes(flag))
       return usage(
@@ -217,6 +221,7 @@ export async function runEventsCommand(
     }
     if (sub === "reset") {
       const consumers = new postgres.PostgresEventConsumers(pool, { connection: false });
+      const before = (await consumers.consumers()).find((c) => c.name === name);
       try {
         await consumers.reset(name!, to!);
       } catch (error) {
@@ -224,6 +229,14 @@ export async function runEventsCommand(
           return fail(EXIT_NOT_FOUND, `cannot reset ${name}: ${error.message}`);
         throw error;
       }
+      await postgres.recordAudit(pool, {
+        actor: auditActor(values.actor, env),
+        command: "consumers reset", // `events consumers reset` (admin_audit takes two words)
+        target: name!,
+        outcome: "done",
+        before: before === undefined ? null : { position: before.position },
+        after: { position: to },
+      });
       out(`${name}: checkpoint set just after event ${to}${to === 0 ? " (the start of the log)" : ""}\n`);
       return EXIT_OK;
     }
@@ -242,6 +255,19 @@ export async function runEventsCommand(
         return EXIT_OK;
       }
       const report = await postgres.pruneEvents(pool, days!);
+      // The record of the deletion; /metrics' events_pruned sums these rows' `deleted`.
+      await postgres.recordAudit(pool, {
+        actor: auditActor(values.actor, env),
+        command: "events prune",
+        target: null,
+        outcome: "done",
+        before: null,
+        after: {
+          older_than_days: days,
+          deleted: report.deleted,
+          kept_unacknowledged: report.keptUnacknowledged,
+        },
+      });
       out(
         `${where}: deleted ${report.deleted} event(s) received more than ${days} days ago; ${report.keptUnacknowledged} kept (not yet acknowledged by a consumer)\n`,
       );
@@ -341,6 +367,7 @@ function parseEventsFlags(argv: readonly string[]) {
       to: { type: "string" },
       "older-than": { type: "string" },
       "dry-run": { type: "boolean" },
+      actor: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });

@@ -5,7 +5,7 @@
  * @module
  */
 import type { PostgresHandles } from "./backends.js";
-import type { PriceAgeSample, ServerMetrics } from "./metrics.js";
+import type { EventLogSample, PriceAgeSample, ServerMetrics } from "./metrics.js";
 
 // Each product with the price it is valued at (its asset's on its chain); a product without a
 // price has no age (its positions are answered 503 anyway).
@@ -20,9 +20,23 @@ export async function postgresPriceAges(pool: PostgresHandles["pool"]): Promise<
   return result.rows.map((row) => ({ partner: row.partner_id, product: row.slug, ageSeconds: row.age }));
 }
 
-/** Registers the pool, the read cache (when on) and the price ages with `metrics`. */
+const PRUNED = `select coalesce(sum((after->>'deleted')::bigint), 0)::text as pruned
+from admin_audit where command = 'events prune' and outcome = 'done'`;
+
+/** The consumers' lag and the events pruned so far (admin_audit's `events prune` rows). */
+export async function postgresEventLog(pool: PostgresHandles["pool"]): Promise<EventLogSample> {
+  const { PostgresEventConsumers } = await import("@partner-yield/store-postgres");
+  const [consumers, pruned] = await Promise.all([
+    new PostgresEventConsumers(pool, { connection: false }).consumers(),
+    pool.query<{ pruned: string }>(PRUNED),
+  ]);
+  return { consumers, pruned: Number(pruned.rows[0]?.pruned ?? 0) };
+}
+
+/** Registers the pool, the read cache (when on), the price ages and the event log with `metrics`. */
 export function watchPostgres(metrics: ServerMetrics, handles: PostgresHandles): void {
   metrics.setPool(handles.pool);
   if (handles.readCache !== undefined) metrics.setReadCache(handles.readCache);
   metrics.setPriceAges(() => postgresPriceAges(handles.pool));
+  metrics.setEventLog(() => postgresEventLog(handles.pool));
 }

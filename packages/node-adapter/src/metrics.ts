@@ -81,6 +81,17 @@ export interface PriceAgeSample {
   readonly ageSeconds: number;
 }
 
+/** The event consumers' state (store-postgres `PostgresEventConsumers.consumers()`) and the prune total. */
+export interface EventLogSample {
+  readonly consumers: readonly {
+    readonly name: string;
+    readonly lagEvents: number;
+    readonly lagSeconds: number;
+  }[];
+  /** Events deleted by `partner-yield events prune`, over the database's life (its admin audit). */
+  readonly pruned: number;
+}
+
 export interface ServerMetrics {
   readonly registry: Registry;
   /** The listener's hook: called once per answered request. */
@@ -96,6 +107,8 @@ export interface ServerMetrics {
   setReadCache(cache: ReadCacheLike): void;
   /** Read at each scrape; a failure leaves the ages out of that scrape. */
   setPriceAges(read: () => Promise<readonly PriceAgeSample[]>): void;
+  /** Read at each scrape: consumer lag and events pruned; a failure leaves them out of that scrape. */
+  setEventLog(read: () => Promise<EventLogSample>): void;
 }
 
 /**
@@ -289,6 +302,54 @@ export function createServerMetrics(options: { readonly processMetrics?: boolean
     });
   };
 
+  /** Consumer lag and the prune total, read at each scrape (one read shared by the three series). */
+  const setEventLog = (read: () => Promise<EventLogSample>): void => {
+    let reading: Promise<EventLogSample | undefined> | undefined;
+    /** One read per scrape: the first series' collect starts it, the others share it. */
+    const sample = () => {
+      reading ??= read()
+        .catch(() => undefined)
+        .finally(() => {
+          setTimeout(() => {
+            reading = undefined;
+          }, 0).unref?.();
+        });
+      return reading;
+    };
+    const lagEvents = new Gauge({
+      name: `${METRICS_PREFIX}event_consumer_lag_events`,
+      help: "Events committed after a consumer's checkpoint, by consumer name (partner-yield events consumers list).",
+      labelNames: ["consumer"] as const,
+      registers,
+      async collect() {
+        const s = await sample();
+        lagEvents.reset();
+        for (const c of s?.consumers ?? []) lagEvents.labels(c.name).set(c.lagEvents);
+      },
+    });
+    const lagSeconds = new Gauge({
+      name: `${METRICS_PREFIX}event_consumer_lag_seconds`,
+      help: "Age of the oldest event a consumer has not acknowledged (0 when it is caught up), by consumer name.",
+      labelNames: ["consumer"] as const,
+      registers,
+      async collect() {
+        const s = await sample();
+        lagSeconds.reset();
+        for (const c of s?.consumers ?? []) lagSeconds.labels(c.name).set(c.lagSeconds);
+      },
+    });
+    new Gauge({
+      name: `${METRICS_PREFIX}events_pruned`,
+      help: "Events deleted by `partner-yield events prune` over the database's life (from its admin audit; a gauge, since the deletions are made by the CLI, not by this process).",
+      registers,
+      async collect() {
+        const s = await sample();
+        this.reset();
+        if (s !== undefined) this.set(s.pruned);
+      },
+    });
+  };
+
   const requestDone = (request: AnsweredRequest): void => {
     const outcome = request.outcome;
     const status = request.status;
@@ -343,6 +404,7 @@ export function createServerMetrics(options: { readonly processMetrics?: boolean
     setPool,
     setReadCache,
     setPriceAges,
+    setEventLog,
   };
 }
 

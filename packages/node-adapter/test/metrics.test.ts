@@ -17,6 +17,7 @@ import { dataSetOf, importData } from "@partner-yield/store-postgres";
 import { loadSandbox } from "../../core/test/sandbox.js";
 import { gate, postgresReachable, testDatabase } from "../../store-postgres/test/database.js";
 import { parseCommandLine, UsageError } from "../src/cli-options.js";
+import { runEventsCommand } from "../src/events-command.js";
 import { type ServerProcess, startServerProcess } from "./server-process.js";
 import { DEMO, eventBody, eventHeaders, INBOUND } from "./support.js";
 
@@ -262,6 +263,71 @@ withPostgres.describe("serve --metrics-port on PostgreSQL, after traffic", () =>
     assert.ok(sampleValue(samples, "process_cpu_seconds_total") > 0);
     assert.ok(sampleValue(samples, "nodejs_eventloop_lag_p99_seconds") >= 0);
   });
+
+  withPostgres.test(
+    "the event consumers' lag and the events pruned; reset and prune are audited",
+    async () => {
+      const command = async (...argv: string[]) => {
+        const out: string[] = [];
+        const code = await runEventsCommand(
+          [...argv, "--database-url", db!.url, "--actor", "metrics-test"],
+          {},
+          {
+            stdout: (text) => void out.push(text),
+            stderr: (text) => void out.push(text),
+          },
+        );
+        assert.equal(code, 0, out.join(""));
+        return out.join("");
+      };
+      // A consumer at the start of the log lags by every event stored (the one accepted above).
+      await command("consumers", "reset", "metrics-lag", "--to", "0");
+      const stored = Number(
+        (await db!.pool.query<{ n: string }>("select count(*)::text as n from events")).rows[0]!.n,
+      );
+      assert.ok(stored >= 1);
+      let scraped = parseExposition(await scrape());
+      assert.equal(
+        sampleValue(scraped, "partner_yield_event_consumer_lag_events", { consumer: "metrics-lag" }),
+        stored,
+      );
+      assert.ok(
+        sampleValue(scraped, "partner_yield_event_consumer_lag_seconds", { consumer: "metrics-lag" }) >= 0,
+      );
+      const prunedBefore = sampleValue(scraped, "partner_yield_events_pruned");
+
+      // An event received 40 days ago, acknowledged by the consumer, is pruned.
+      const old = await db!.pool.query<{ id: string }>(
+        `insert into events (partner_id, environment, idempotency_key, fingerprint, event_type, occurred_at,
+         data, raw_body, received_at)
+       values ($1, 'sandbox', 'metrics-old-1', repeat('a', 64), 'partner.user.created', '2026-01-01T00:00:00Z',
+         '{}', '{}', now() - interval '40 days')
+       returning id::text as id`,
+        [DEMO.partnerId],
+      );
+      const last = Number(
+        (await db!.pool.query<{ id: string }>("select max(id)::text as id from events")).rows[0]!.id,
+      );
+      assert.ok(last >= Number(old.rows[0]!.id));
+      await command("consumers", "reset", "metrics-lag", "--to", String(last));
+      assert.match(await command("prune", "--older-than", "30"), /deleted 1 event\(s\)/);
+      scraped = parseExposition(await scrape());
+      assert.equal(
+        sampleValue(scraped, "partner_yield_event_consumer_lag_events", { consumer: "metrics-lag" }),
+        0,
+      );
+      assert.equal(sampleValue(scraped, "partner_yield_events_pruned"), prunedBefore + 1);
+
+      const audit = await db!.pool.query<{ command: string; actor: string; after: unknown }>(
+        "select command, actor, after from admin_audit where actor = 'metrics-test' order by id",
+      );
+      assert.deepEqual(
+        audit.rows.map((row) => row.command),
+        ["consumers reset", "consumers reset", "events prune"],
+      );
+      assert.deepEqual(audit.rows[2]!.after, { older_than_days: 30, deleted: 1, kept_unacknowledged: 0 });
+    },
+  );
 
   withPostgres.test("the dashboard and the alert rules use only series the server exports", async () => {
     // Every family, also one with no sample yet (store errors): its TYPE line.
