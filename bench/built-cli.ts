@@ -35,12 +35,20 @@ export function buildCli(): void {
 }
 
 /**
- * The environment for a child running the built code: this process's, without NODE_OPTIONS.
+ * What every benchmark's server gets in its environment: no drain delay (`serve --drain-delay`,
+ * 5 s by default, keeps a stopping server accepting for a load balancer to notice; a benchmark
+ * stops its servers at once).
+ */
+export const BENCH_SERVER_ENV: Readonly<Record<string, string>> = { PARTNER_YIELD_DRAIN_DELAY_MS: "0" };
+
+/**
+ * The environment for a child running the built code: this process's, without NODE_OPTIONS, with
+ * `BENCH_SERVER_ENV`.
  * @example spawn(process.execPath, [cliBin(), "serve"], { env: builtEnv() });
  */
 export function builtEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const { NODE_OPTIONS: _dropped, ...rest } = process.env;
-  return { ...rest, ...extra };
+  return { ...rest, ...BENCH_SERVER_ENV, ...extra };
 }
 
 /** A `partner-yield` command of the built CLI failed (non-zero exit, or killed at its time limit). */

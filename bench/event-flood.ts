@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 import { Pool } from "undici";
 import { signBody } from "../packages/core/src/index.js";
 import { DEMO_CREDENTIALS as DEMO } from "../packages/node-adapter/src/demo.js";
+import { BENCH_SERVER_ENV } from "./built-cli.js";
 
 const heapMiB = Number(process.argv[2] ?? "128");
 const bodyBytes = Number(process.argv[3] ?? "100");
@@ -33,7 +34,7 @@ const child = spawn(
     "1000000000",
   ],
   {
-    env: { ...process.env, NODE_OPTIONS: "--conditions=@partner-yield/source" },
+    env: { ...process.env, ...BENCH_SERVER_ENV, NODE_OPTIONS: "--conditions=@partner-yield/source" },
     stdio: ["ignore", "pipe", "pipe"],
   },
 );

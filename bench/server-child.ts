@@ -6,6 +6,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { BENCH_SERVER_ENV } from "./built-cli.js";
 
 export interface ServerChild {
   readonly child: ChildProcess;
@@ -40,7 +41,7 @@ export async function startServerChild(
     "none",
     ...flags,
   ];
-  const env = { ...process.env, NODE_OPTIONS: "" };
+  const env = { ...process.env, ...BENCH_SERVER_ENV, NODE_OPTIONS: "" };
   const child =
     fdLimit === undefined
       ? spawn(process.execPath, args, { cwd: root, stdio: ["ignore", "pipe", "pipe"], env })

@@ -22,6 +22,7 @@ import { newEvent, uniqueTag } from "../packages/core/src/testing/index.js";
 import { DEMO_CREDENTIALS as DEMO } from "../packages/node-adapter/src/demo.js";
 import { createPool, PostgresEventStore } from "../packages/store-postgres/src/index.js";
 import { connectRedis, RedisRateLimiter } from "../packages/store-redis/src/index.js";
+import { BENCH_SERVER_ENV } from "./built-cli.js";
 import { createBenchDatabase } from "./pg-database.js";
 
 const EVENTS = Number(process.env["BENCH_EVENTS"] ?? "100000");
@@ -48,7 +49,7 @@ async function startServer(args: string[]): Promise<{ url: string; child: ChildP
     process.execPath,
     ["--import", "tsx", CLI, "serve", "--port", "0", "--log", "none", ...args],
     {
-      env: { ...process.env, NODE_OPTIONS: "--conditions=@partner-yield/source" },
+      env: { ...process.env, ...BENCH_SERVER_ENV, NODE_OPTIONS: "--conditions=@partner-yield/source" },
       stdio: ["ignore", "pipe", "inherit"],
     },
   );

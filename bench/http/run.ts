@@ -17,7 +17,7 @@ import autocannon from "autocannon";
 import ts from "typescript";
 import { signBody } from "../../packages/core/src/index.js";
 import { DEMO_CREDENTIALS as DEMO } from "../../packages/node-adapter/src/demo.js";
-import { buildCli, migrateAndImportFixtures } from "../built-cli.js";
+import { BENCH_SERVER_ENV, buildCli, migrateAndImportFixtures } from "../built-cli.js";
 import { intFlagOf, parseFlags, usageError } from "../cli-flags.js";
 import {
   ADMIN_URL,
@@ -890,7 +890,7 @@ function header(setup?: PgSetup): void {
 
 function withoutNodeOptions(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const { NODE_OPTIONS: _dropped, ...rest } = env;
-  return rest;
+  return { ...rest, ...BENCH_SERVER_ENV };
 }
 
 function delay(ms: number): Promise<void> {
