@@ -3,11 +3,16 @@
  * `db migrate`, `db import-fixtures --env production` of an operator's data (fresh credentials,
  * never the published demo ones), then two `serve --env production` instances on one PostgreSQL
  * and one Redis behind a load balancer that polls `/readyz` (packages/node-adapter/test/balancer.ts).
- * The "done when" of issue 27, one `describe` per item: each area adds its assertions to its own
- * block, on the instances `recipe` started (and restarted). Needs PostgreSQL and Redis (fails under
- * CI=true without them, skips loudly otherwise); about 20 s.
+ * The "done when" of issue 27, one `describe` per item, on the instances `recipe` started (and
+ * restarted): /readyz and a rolling restart that loses no request, the published credential
+ * refused, /metrics after traffic, a trace continued from `traceparent` exported over OTLP, this
+ * release on the next additive schema, a re-import that keeps an operator's change. Needs
+ * PostgreSQL and Redis (fails under CI=true without them, skips loudly otherwise); about 25 s.
  */
 import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { after, before } from "node:test";
 import {
   type Balancer,
@@ -21,6 +26,7 @@ import {
   startServerProcess,
 } from "../packages/node-adapter/test/server-process.js";
 import { DEMO, type PrivateFixtures, privateFixtures } from "../packages/node-adapter/test/support.js";
+import { knownMigrations, migrate, parseMigration } from "../packages/store-postgres/src/index.js";
 import { gate, postgresReachable, testDatabase } from "../packages/store-postgres/test/database.js";
 import { REDIS_URL, redisReachable, testRedis } from "../packages/store-redis/test/redis.js";
 
@@ -69,6 +75,9 @@ describe("the production recipe (README, Running it in production)", () => {
       // Long enough for the balancer (polling every 50 ms) to see /readyz turn 503.
       "--drain-delay",
       "1500",
+      // /metrics on a port of its own (0: any free one; each instance prints its URL).
+      "--metrics-port",
+      "0",
     ];
     const instances = await Promise.all([startServerProcess(serveArgs), startServerProcess(serveArgs)]);
     const balancer = await startBalancer(instances.map(backendOf), 50);
@@ -153,17 +162,151 @@ describe("the production recipe (README, Running it in production)", () => {
 
   // ── Metrics (metrics engineer: /metrics shows the issue's series after traffic) ─────────────
   describe("metrics", () => {
-    // ADD HERE: start the instances with --metrics-port (recipe.serveArgs) and assert the series.
+    test("/metrics shows the requests, the refusals, the events, the stores, the pool, the cache and the prices after traffic", async () => {
+      // The second instance has served since the start (the first was replaced by the restart).
+      const instance = recipe.instances[1]!;
+      const metricsUrl = /metrics (http:\/\/127\.0\.0\.1:\d+\/metrics)/.exec(instance.banner)?.[1];
+      assert.ok(metricsUrl, `no metrics URL in the banner:\n${instance.banner}`);
+      const api = `${instance.url}/api/partner`;
+      const key = { "x-api-key": recipe.data.productionApiKey };
+      for (const path of ["/products", "/products/usdc-base-prime", "/products/no-such-product"]) {
+        const res = await fetch(`${api}${path}`, { headers: key });
+        await res.arrayBuffer();
+      }
+      const refused = await fetch(`${api}/products`, { headers: { "x-api-key": DEMO.productionApiKey } });
+      await refused.arrayBuffer();
+      assert.equal(refused.status, 401);
+      const scrape = await fetch(metricsUrl);
+      assert.equal(scrape.status, 200);
+      const text = await scrape.text();
+      const has = (pattern: RegExp, what: string) =>
+        assert.match(
+          text,
+          pattern,
+          `${what}:\n${text
+            .split("\n")
+            .filter((line) => line.startsWith("partner_yield_"))
+            .join("\n")}`,
+        );
+      has(
+        /^partner_yield_http_requests_total\{[^\n]*route="GET \/products\/\{slug\}"[^\n]*status="200"[^\n]*\} [1-9]/m,
+        "requests by route and status",
+      );
+      has(
+        /^partner_yield_http_requests_total\{[^\n]*status="404"[^\n]*code="product_not_found"[^\n]*\} [1-9]/m,
+        "requests by error code",
+      );
+      has(
+        /^partner_yield_http_request_duration_seconds_bucket\{[^\n]*route="GET \/products"/m,
+        "latency by route",
+      );
+      has(/^partner_yield_http_auth_failures_total\{[^\n]*\} [1-9]/m, "failed authentications");
+      has(/^partner_yield_store_up\{store="events"\} 1$/m, "the event store up");
+      has(/^partner_yield_store_up\{store="rate_limits"\} 1$/m, "Redis up");
+      has(/^partner_yield_pg_pool_connections\{/m, "the pool");
+      has(/^partner_yield_read_cache_trusted 1$/m, "the read cache in use");
+      has(
+        /^partner_yield_price_age_seconds\{partner="[^"]+",product="usdc-base-prime"\} \d/m,
+        "price age per product",
+      );
+      has(/^process_cpu_seconds_total /m, "process metrics");
+    });
   });
 
   // ── Traces (traces engineer: a trace with a traceparent parent reaches an in-memory exporter) ─
   describe("traces", () => {
-    // ADD HERE.
+    test("a request's trace, continued from its traceparent, reaches the OTLP endpoint", async () => {
+      const received: string[] = [];
+      const receiver = createServer((req, res) => {
+        let body = "";
+        req.setEncoding("utf8");
+        req.on("data", (chunk: string) => (body += chunk));
+        req.on("end", () => {
+          received.push(body);
+          res.writeHead(200, { "content-type": "application/json" }).end("{}");
+        });
+      });
+      await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+      const port = (receiver.address() as AddressInfo).port;
+      // The child's environment is this process's (server-process.ts): set for its start only.
+      const otel = { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`, OTEL_BSP_SCHEDULE_DELAY: "50" };
+      const saved = Object.keys(otel).map((name) => [name, process.env[name]] as const);
+      Object.assign(process.env, otel);
+      let traced: ServerProcess | undefined;
+      try {
+        traced = await startServerProcess(recipe.serveArgs);
+      } finally {
+        for (const [name, value] of saved) {
+          if (value === undefined) delete process.env[name];
+          else process.env[name] = value;
+        }
+      }
+      try {
+        const traceId = randomBytes(16).toString("hex");
+        const parentId = randomBytes(8).toString("hex");
+        const res = await fetch(`${traced.url}/api/partner/products/usdc-base-prime`, {
+          headers: { "x-api-key": recipe.data.productionApiKey, traceparent: `00-${traceId}-${parentId}-01` },
+        });
+        assert.equal(res.status, 200);
+        await res.arrayBuffer();
+        type Span = { traceId: string; parentSpanId?: string; name: string };
+        // The spans of every export so far (a store call's child span may go out before its request's).
+        const spans = () =>
+          received.flatMap((body) =>
+            (
+              JSON.parse(body) as { resourceSpans: { scopeSpans: { spans: Span[] }[] }[] }
+            ).resourceSpans.flatMap((r) => r.scopeSpans.flatMap((scope) => scope.spans)),
+          );
+        const isServer = (span: Span) => span.traceId === traceId && span.parentSpanId === parentId;
+        const deadline = Date.now() + 15_000;
+        while (!spans().some(isServer) && Date.now() < deadline) await sleep(50);
+        const server = spans().find(isServer);
+        assert.ok(server, `no span of trace ${traceId} with parent ${parentId}: ${JSON.stringify(spans())}`);
+        assert.match(server.name, /GET \/products\/\{slug\}/);
+        assert.ok(
+          spans().some((span) => span.traceId === traceId && span.name === "keys.findByHash"),
+          "the key lookup is a child span of the trace",
+        );
+        assert.ok(
+          !received.some((body) => body.includes(recipe.data.productionApiKey)),
+          "the key is not exported",
+        );
+      } finally {
+        await traced.stop("SIGTERM");
+        await new Promise((resolve) => receiver.close(resolve));
+      }
+    });
   });
 
   // ── Migrations (the previous release starts on the next additive schema) ────────────────────
   describe("migrations: rollback", () => {
-    // ADD HERE.
+    test("this release starts and serves on the next release's additive schema", async () => {
+      // The next release's schema: one more migration, additive (it runs releases N and N + 1).
+      const n = knownMigrations().length;
+      const next = [
+        ...knownMigrations(),
+        parseMigration(
+          `${String(n + 1).padStart(4, "0")}_product_notes.sql`,
+          `-- compatible_from: ${n}\nalter table products add column notes text;\n`,
+        ),
+      ];
+      await migrate(db!.pool, { migrations: next });
+      const status = await runCli(["db", "status"], { DATABASE_URL: db!.url });
+      assert.equal(status.code, 0, status.stderr);
+      assert.match(
+        status.stdout,
+        new RegExp(`schema version\\s+${n + 1} \\(newer than this partner-yield's ${n}, which runs on it\\)`),
+      );
+      const old = await startServerProcess(recipe.serveArgs);
+      try {
+        const res = await fetch(`${old.url}/api/partner/products/usdc-base-prime`, {
+          headers: { "x-api-key": recipe.data.productionApiKey },
+        });
+        assert.equal(res.status, 200, await res.text());
+      } finally {
+        await old.stop("SIGTERM");
+      }
+    });
   });
 
   // ── Data operations (a re-import keeps an operator's change; secrets encrypted at rest) ────
