@@ -160,6 +160,8 @@ export function runPartnerAdminSuite(options: PartnerAdminSuiteOptions): void {
           record,
           {
             keyHash: hashApiKey(issued.apiKey),
+            // The key's id, as listed: what logs, metrics and traces name a key by (never the key).
+            id: s.id,
             partnerId,
             environment: "sandbox",
             status: "active",
