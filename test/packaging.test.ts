@@ -207,16 +207,29 @@ describe("packed packages installed with npm outside the workspace", { timeout: 
     const bin = join(app, "node_modules", "@partner-yield", "node-adapter", "bin", "partner-yield.js");
     const child = spawn(
       process.execPath,
-      [bin, "serve", "--port", "0", "--log", "none", "--fixtures", join(app, "src", "data")],
+      [
+        bin,
+        "serve",
+        "--port",
+        "0",
+        "--log",
+        "none",
+        "--drain-delay",
+        "0",
+        "--fixtures",
+        join(app, "src", "data"),
+      ],
       { cwd: app, env: OUTSIDE, stdio: ["ignore", "pipe", "pipe"] },
     );
     try {
       const url = (await waitForOutput(child, "stdout", /serving sandbox at (http:\/\/\S+)/).matched)[1]!;
       await yieldCalcAnswers((path, init) => fetch(url + path, init));
-      const stderr = waitForOutput(child, "stderr", /partner-yield: stopped\n/);
+      const stderr = waitForOutput(child, "stderr", /"msg":"stopped"/);
       child.kill("SIGTERM");
       assert.deepEqual(await exited(child), { code: 0, signal: null }, stderr.text());
-      assert.match(stderr.text(), /SIGTERM: shutting down/);
+      await stderr.matched;
+      // The lifecycle lines are JSON on stderr (node-adapter README, Logs).
+      assert.match(stderr.text(), /"msg":"shutting_down"[^\n]*"signal":"SIGTERM"/);
     } finally {
       await stop(child);
     }

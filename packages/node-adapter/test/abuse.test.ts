@@ -165,8 +165,9 @@ describe("connection limits", () => {
       const calmAnswer = await calm.response();
       assert.equal(calmAnswer.headers["connection"], "keep-alive", "not crowded: kept alive");
       conns.push(calm);
-      // 7 of 8: crowded (from 6), and still after the probe closes its connection.
-      for (let i = 0; i < 6; i++) conns.push(await RawConnection.open(server.port));
+      // 8 of 8: crowded (from 6), and still once the probe and the keyless request have closed
+      // theirs (6): the sweep runs only while crowded, and the server's own timeouts are a minute.
+      for (let i = 0; i < 7; i++) conns.push(await RawConnection.open(server.port));
       await eventually(() => server.connections.crowded, 2_000, "crowded");
       const probe = conns[1]!;
       probe.write(requestHead("GET", "/healthz", {}));
