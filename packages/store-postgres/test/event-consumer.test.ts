@@ -24,6 +24,25 @@ async function append(
   return (result as { event: StoredEvent }).event;
 }
 
+/**
+ * Waits until the log's horizon has passed every event committed so far. A transaction running
+ * anywhere on the server (another test file's, in another database) holds the horizon back while
+ * it runs (store-postgres README, "Processing events"): a poll right after a commit may hand out
+ * nothing yet, never skip.
+ */
+async function settled(): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const { rows } = await db!.pool.query<{ passed: boolean }>(
+      `select coalesce((select xid from events order by xid desc limit 1), '0'::xid8)
+         < pg_snapshot_xmin(pg_current_snapshot()) as passed`,
+    );
+    if (rows[0]!.passed) return;
+    assert.ok(Date.now() < deadline, "the log's horizon did not pass the last event within 15 s");
+    await sleep(20);
+  }
+}
+
 describe("PostgresEventConsumers", () => {
   test("poll hands out events after the checkpoint in order; ack moves it only forward; filters pass over others", async () => {
     const store = new PostgresEventStore(db!.pool);
@@ -35,6 +54,7 @@ describe("PostgresEventConsumers", () => {
     const a = await append(store, { partnerId: partner, eventType: "partner.user.created" });
     const b = await append(store, { partnerId: partner, eventType: "partner.kyc.updated" });
     const c = await append(store, { partnerId: partner, eventType: "partner.user.created" });
+    await settled();
     const batch = await consumers.poll({ consumer: name, limit: 2 });
     assert.deepEqual(
       batch.events.map((e) => e.id),
@@ -95,6 +115,7 @@ describe("PostgresEventConsumers", () => {
       const meanwhile = await consumers.poll({ consumer: name, partner });
       assert.deepEqual(meanwhile.events, []);
       await late.query("commit");
+      await settled();
       const batch = await consumers.poll({ consumer: name, partner });
       assert.deepEqual(
         batch.events.map((e) => e.id),
@@ -116,6 +137,7 @@ describe("PostgresEventConsumers", () => {
     const partner = `p-${uniqueTag()}`;
     await consumers.reset(name, (await append(store, { partnerId: partner })).id);
     const events = [await append(store, { partnerId: partner }), await append(store, { partnerId: partner })];
+    await settled();
     const write = async (batch: readonly StoredEvent[], client: pg.PoolClient) => {
       for (const e of batch) await client.query("insert into handled values ($1, $2)", [name, e.id]);
     };
