@@ -49,7 +49,6 @@ export { createPool, type PostgresPoolOptions } from "./pool.js";
 export { type PostgresPriceRow, PostgresPriceTable } from "./price-table.js";
 export { PostgresPositionSource, PostgresPriceSource, PostgresProductSource } from "./product-source.js";
 export { PostgresReadCache, type ReadCacheOptions, type ReadCacheState } from "./read-cache.js";
-export { countRows, listPartnerIds, type RowCounts } from "./status.js";
 export {
   checkSecretKeys,
   openSecret,
@@ -58,13 +57,14 @@ export {
   SECRET_KEY_VARIABLE,
   SECRET_KEYS_VARIABLE,
   type SecretColumns,
+  type SecretForms,
   SecretKeyError,
   SecretKeyring,
-  type SecretForms,
   secretColumns,
   secretForms,
   secretSha256,
 } from "./secret-keys.js";
+export { countRows, listPartnerIds, type RowCounts } from "./status.js";
 export {
   createPostgresStores,
   openPostgresStores,
