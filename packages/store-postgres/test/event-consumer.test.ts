@@ -218,7 +218,9 @@ describe("PostgresEventConsumers", () => {
         seen.push(...batch.map((e) => e.id));
         stop.abort();
       },
-      { partner, signal: stop.signal, pollIntervalMs: 600_000 },
+      // The default poll interval: a notification that came while another transaction on the
+      // server held the horizon back (another test file's) is read at the next poll.
+      { partner, signal: stop.signal, pollIntervalMs: 1000 },
     );
     const third = await append(store, { partnerId: partner });
     await running;
