@@ -1,8 +1,8 @@
 /**
  * The per-request and per-store-call series, kept in plain numbers and handed to prom-client's
  * registry only when scraped: prom-client's own `labels(...).inc()` hashes the label values on
- * every call (about 1-3 µs each on this machine), which a request would pay several times
- * (docs/performance.md, "Metrics"). A cell is found once (by its label values) and then updated
+ * every call, which a request would pay several times (the cost: docs/performance.md, "Metrics:
+ * what `--metrics-port` adds to a request"). A cell is found once (by its label values) and then updated
  * with an add.
  * @module
  */
