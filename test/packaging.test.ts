@@ -259,7 +259,7 @@ import { CHECKS } from "@partner-yield/harness";
 import { apiKeyRow, createListener } from "@partner-yield/node-adapter";
 import { EvmPositionSource } from "@partner-yield/source-evm";
 import { createPool } from "@partner-yield/store-postgres";
-import { RATE_LIMIT_SCRIPT } from "@partner-yield/store-redis";
+import { RATE_LIMIT_MANY_SCRIPT } from "@partner-yield/store-redis";
 import partners from "./data/partners.json" with { type: "json" };
 import prices from "./data/prices.json" with { type: "json" };
 import products from "./data/products.json" with { type: "json" };
@@ -292,6 +292,6 @@ console.log(JSON.stringify({
   status,
   checks: CHECKS.length > 0,
   listener: typeof createListener(api),
-  others: [typeof runEventStoreSuite, typeof EvmPositionSource, typeof RATE_LIMIT_SCRIPT],
+  others: [typeof runEventStoreSuite, typeof EvmPositionSource, typeof RATE_LIMIT_MANY_SCRIPT],
 }));
 `;

@@ -9,7 +9,7 @@ export {
   EvictionPolicyError,
   REQUIRED_EVICTION_POLICY,
 } from "./eviction-policy.js";
-export { FAILED_AUTH_SCRIPT, RATE_LIMIT_SCRIPT } from "./rate-limit-script.js";
+export { FAILED_AUTH_SCRIPT, RATE_LIMIT_MANY_SCRIPT } from "./rate-limit-script.js";
 export {
   connectRedis,
   RETRY_AFTER_SECONDS,

@@ -1,7 +1,7 @@
 /**
  * The exact rolling window (CONTRACT §7) as Lua scripts, ONE per decision, so a decision is atomic
  * across every instance sharing Redis: expire the hits older than the window, count, refuse or add.
- * Each returns what `MemoryRateLimiter` computes its decision from: allowed, hits counted, and the
+ * Each returns what `MemoryRateLimiter` computes its decisions from: the hits counted, and the
  * milliseconds until the hit that must leave (refused) or the oldest hit (allowed) leaves.
  * @module
  */
@@ -16,7 +16,10 @@ if now < 0 then
 end
 `;
 
-/** The window's decision on the sorted set \`zset\` and its counter \`seq\` (Lua expressions). */
+/**
+ * The failed-authentication window's decision on the sorted set \`zset\` (one member per counted
+ * hit: its limit is small) and its counter \`seq\` (Lua expressions).
+ */
 function windowOn(zset: string, seq: string): string {
   return `redis.call('ZREMRANGEBYSCORE', ${zset}, '-inf', now - window)
 local used = redis.call('ZCARD', ${zset})
@@ -40,53 +43,69 @@ return {1, used, tonumber(oldest[2]) + window - now}
 }
 
 /**
- * A partner's quota (any key).
+ * N hits of a partner's quota at once (N ≥ 0; 0 is a peek), decided as N hits one after the other
+ * at the same instant: the first `limit - used` are counted, the rest refused. What the
+ * instances' concurrent requests for one partner cost is then one script run, not one each
+ * (`RedisRateLimiter` coalesces the hits of one key made in the same turn of the event loop).
  *
- * KEYS[1]: sorted set of counted hits, score = millisecond; KEYS[2]: counter for unique members.
- * ARGV: limit, window (ms), "1" to count the hit or "0" to peek, now (ms; negative: Redis's clock).
- */
-export const RATE_LIMIT_SCRIPT = `
-${NOW}${windowOn("KEYS[1]", "KEYS[2]")}`;
-
-/**
- * N hits of a partner's quota at once, decided as N hits one after the other at the same instant:
- * the first `limit - used` are counted, the rest refused. What the instances' concurrent requests
- * for one partner cost is then one script run, not one each (`RedisRateLimiter` coalesces the
- * hits of one key made in the same turn of the event loop).
+ * The window is stored by run, not by hit: KEYS[1] is a sorted set with one member per run that
+ * counted hits (`<run>:<hits>`, score = its millisecond: every hit of a run has the same one),
+ * KEYS[2] a hash holding the run counter (`s`) and the hits in the window (`u`). A run costs
+ * Redis the same whatever its number of hits or the quota, and the key holds at most `limit`
+ * members. When `u` is missing (never written, or lost while the set was kept) it is summed from
+ * the set again.
  *
- * KEYS as RATE_LIMIT_SCRIPT; ARGV: limit, window (ms), n (≥ 1), now (ms; negative: Redis's clock).
+ * ARGV: limit, window (ms), n, now (ms; negative: Redis's clock).
  * Returns {counted, used, oldestWait, refusedWait}: the hits counted (the first ones), the hits in
- * the window before them, the milliseconds until the oldest hit leaves (after them), and until
- * the hit a refused one waits for leaves.
+ * the window before them, the milliseconds until the oldest hit leaves (after them; 0 when none),
+ * and, when a hit is refused or a peek finds the quota used up, until the hit it waits for leaves.
  */
 export const RATE_LIMIT_MANY_SCRIPT = `
 ${NOW}local n = tonumber(ARGV[3])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
-local used = redis.call('ZCARD', KEYS[1])
+local zset, state = KEYS[1], KEYS[2]
+local function hits(member) return tonumber(string.match(member, ':(%d+)$')) end
+local stored = redis.call('HGET', state, 'u')
+local gone = redis.call('ZRANGEBYSCORE', zset, '-inf', now - window)
+if #gone > 0 then redis.call('ZREMRANGEBYSCORE', zset, '-inf', now - window) end
+local used = 0
+if stored then
+  used = tonumber(stored)
+  for i = 1, #gone do used = used - hits(gone[i]) end
+  if used < 0 then used = 0 end
+else
+  local all = redis.call('ZRANGE', zset, 0, -1)
+  for i = 1, #all do used = used + hits(all[i]) end
+end
 local counted = limit - used
 if counted > n then counted = n end
 if counted < 0 then counted = 0 end
-if counted > 0 then
-  local last = redis.call('INCRBY', KEYS[2], counted)
-  local args = {}
-  for i = 1, counted do
-    args[#args + 1] = now
-    args[#args + 1] = now .. ':' .. (last - counted + i)
-  end
-  redis.call('ZADD', KEYS[1], unpack(args))
-  redis.call('PEXPIRE', KEYS[1], window)
-  redis.call('PEXPIRE', KEYS[2], window)
-end
 local total = used + counted
+if counted > 0 then
+  local run = redis.call('HINCRBY', state, 's', 1)
+  redis.call('ZADD', zset, now, run .. ':' .. counted)
+  redis.call('HSET', state, 'u', total)
+  redis.call('PEXPIRE', zset, window)
+  redis.call('PEXPIRE', state, window)
+elseif #gone > 0 or not stored then
+  if total == 0 then redis.call('DEL', state) else redis.call('HSET', state, 'u', total) end
+end
 local oldestWait = 0
 if total > 0 then
-  local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-  oldestWait = tonumber(oldest[2]) + window - now
+  local oldest = redis.call('ZRANGE', zset, 0, 0, 'WITHSCORES')
+  if oldest[2] then oldestWait = tonumber(oldest[2]) + window - now end
 end
 local refusedWait = 0
-if counted < n and total >= limit then
-  local leaving = redis.call('ZRANGE', KEYS[1], total - limit, total - limit, 'WITHSCORES')
-  if leaving[2] then refusedWait = tonumber(leaving[2]) + window - now end
+if (counted < n or n == 0) and total >= limit then
+  -- The hit a refused one waits for: the (total - limit + 1)-th oldest, found run by run.
+  local before = total - limit
+  local runs = redis.call('ZRANGE', zset, 0, -1, 'WITHSCORES')
+  for i = 1, #runs, 2 do
+    before = before - hits(runs[i])
+    if before < 0 then
+      refusedWait = tonumber(runs[i + 1]) + window - now
+      break
+    end
+  end
 end
 return {counted, used, oldestWait, refusedWait}`;
 

@@ -3,9 +3,11 @@
  * the failed-authentication limit of §4), one atomic Lua script per decision, with the same
  * decisions and headers as `MemoryRateLimiter`. The hits of one partner's quota made in the same
  * turn of the event loop (the requests a server reads together), or while that key's previous run
- * is in flight, share one script run, which decides them as if they came one after the other. Each counted hit is one sorted-set member, so a
- * key holds at most `limit` members and expires with its last hit. Failed-authentication keys
- * are bounded in number as in memory (`maxFailedAuthAddresses`, one shared overflow key past it).
+ * is in flight, share one script run, which decides them as if they came one after the other. A
+ * partner's window is stored by run (one sorted-set member per run that counted hits, with their
+ * number), so a run costs Redis the same however many hits it carries; a key holds at most `limit`
+ * members and expires with its last hit. Failed-authentication keys are bounded in number as in
+ * memory (`maxFailedAuthAddresses`, one shared overflow key past it).
  */
 import {
   DEFAULT_MAX_FAILED_AUTH_ADDRESSES,
@@ -16,7 +18,7 @@ import {
   StoreUnavailableError,
 } from "@partner-yield/core";
 import { Redis } from "ioredis";
-import { FAILED_AUTH_SCRIPT, RATE_LIMIT_MANY_SCRIPT, RATE_LIMIT_SCRIPT } from "./rate-limit-script.js";
+import { FAILED_AUTH_SCRIPT, RATE_LIMIT_MANY_SCRIPT } from "./rate-limit-script.js";
 
 /** Seconds a client is asked to wait when Redis cannot answer. */
 export const RETRY_AFTER_SECONDS = 1;
@@ -107,17 +109,9 @@ type WithScript = Redis & {
     maxKeys: number,
     member: string,
   ): Promise<ScriptReply>;
-  partnerYieldRateLimit(
-    zset: string,
-    sequence: string,
-    limit: number,
-    windowMs: number,
-    count: "0" | "1",
-    now: number,
-  ): Promise<ScriptReply>;
   partnerYieldRateLimitMany(
     zset: string,
-    sequence: string,
+    state: string,
     limit: number,
     windowMs: number,
     n: number,
@@ -145,8 +139,6 @@ export class RedisRateLimiter implements RateLimiter {
 
   constructor(options: RedisRateLimiterOptions) {
     const redis = options.redis as WithScript;
-    if (typeof redis.partnerYieldRateLimit !== "function")
-      redis.defineCommand("partnerYieldRateLimit", { numberOfKeys: 2, lua: RATE_LIMIT_SCRIPT });
     if (typeof redis.partnerYieldRateLimitMany !== "function")
       redis.defineCommand("partnerYieldRateLimitMany", { numberOfKeys: 2, lua: RATE_LIMIT_MANY_SCRIPT });
     if (typeof redis.partnerYieldFailedAuth !== "function")
@@ -234,24 +226,15 @@ export class RedisRateLimiter implements RateLimiter {
   /** Decides `pending.waiters.length` hits of `key` at once, in the order they were made. */
   async #decideMany(key: string, pending: PendingHits): Promise<void> {
     const { limit, windowMs, waiters } = pending;
-    const now = this.#now === undefined ? -1 : this.#now();
-    const base = `${this.#prefix}{${key}}`;
     let reply: ManyReply;
     try {
-      reply = await this.#redis.partnerYieldRateLimitMany(
-        base,
-        `${base}:seq`,
-        limit,
-        windowMs,
-        waiters.length,
-        now,
-      );
+      reply = await this.#runMany(key, limit, windowMs, waiters.length);
     } catch (error) {
       const failure = unavailable("rate-limit decision", error);
       for (const waiter of waiters) waiter.reject(failure);
       return;
     }
-    const [counted, used, oldestWaitMs, refusedWaitMs] = reply.map(Number) as ManyReply;
+    const [counted, used, oldestWaitMs, refusedWaitMs] = reply;
     const resetSeconds = Math.max(1, Math.ceil(oldestWaitMs / 1000));
     const retry = Math.max(1, Math.ceil(refusedWaitMs / 1000));
     for (const [i, waiter] of waiters.entries()) {
@@ -269,33 +252,38 @@ export class RedisRateLimiter implements RateLimiter {
     }
   }
 
+  /** One run of `RATE_LIMIT_MANY_SCRIPT` for `n` hits of a partner's quota (0: a peek). */
+  async #runMany(key: string, limit: number, windowMs: number, n: number): Promise<ManyReply> {
+    const now = this.#now === undefined ? -1 : this.#now();
+    // The hash tag keeps both keys in one slot of a Redis Cluster. `:w` names the window stored by
+    // run (see RATE_LIMIT_MANY_SCRIPT), apart from the keys of releases that stored it by hit.
+    const base = `${this.#prefix}{${key}}:w`;
+    const reply = await this.#redis.partnerYieldRateLimitMany(base, `${base}:n`, limit, windowMs, n, now);
+    return reply.map(Number) as ManyReply;
+  }
+
   async #decide(key: string, limit: number, windowMs: number, count: "0" | "1"): Promise<RateDecision> {
+    if (!key.startsWith(FAILED_AUTH_KEY_PREFIX)) return this.#decidePartner(key, limit, windowMs, count);
     const now = this.#now === undefined ? -1 : this.#now();
     let reply: ScriptReply;
     try {
-      if (key.startsWith(FAILED_AUTH_KEY_PREFIX)) {
-        // One hash tag for every failed-authentication key, their index and the overflow key.
-        const tag = `${this.#prefix}{auth}:`;
-        const base = tag + key;
-        const overflow = tag + FAILED_AUTH_OVERFLOW_KEY;
-        reply = await this.#redis.partnerYieldFailedAuth(
-          base,
-          `${base}:seq`,
-          `${tag}index`,
-          overflow,
-          `${overflow}:seq`,
-          limit,
-          windowMs,
-          count,
-          now,
-          this.#maxAuthKeys,
-          key,
-        );
-      } else {
-        // The hash tag keeps both keys in one slot of a Redis Cluster.
-        const base = `${this.#prefix}{${key}}`;
-        reply = await this.#redis.partnerYieldRateLimit(base, `${base}:seq`, limit, windowMs, count, now);
-      }
+      // One hash tag for every failed-authentication key, their index and the overflow key.
+      const tag = `${this.#prefix}{auth}:`;
+      const base = tag + key;
+      const overflow = tag + FAILED_AUTH_OVERFLOW_KEY;
+      reply = await this.#redis.partnerYieldFailedAuth(
+        base,
+        `${base}:seq`,
+        `${tag}index`,
+        overflow,
+        `${overflow}:seq`,
+        limit,
+        windowMs,
+        count,
+        now,
+        this.#maxAuthKeys,
+        key,
+      );
     } catch (error) {
       throw unavailable("rate-limit decision", error);
     }
@@ -310,6 +298,34 @@ export class RedisRateLimiter implements RateLimiter {
       limit,
       remaining: Math.max(0, limit - counted),
       resetSeconds: counted === 0 ? 0 : Math.max(1, Math.ceil(waitMs / 1000)),
+      retryAfterSeconds: 0,
+    };
+  }
+
+  /** A partner-quota hit (`count` "1") or peek ("0") alone: one run of the many-hits script. */
+  async #decidePartner(
+    key: string,
+    limit: number,
+    windowMs: number,
+    count: "0" | "1",
+  ): Promise<RateDecision> {
+    let reply: ManyReply;
+    try {
+      reply = await this.#runMany(key, limit, windowMs, count === "1" ? 1 : 0);
+    } catch (error) {
+      throw unavailable("rate-limit decision", error);
+    }
+    const [counted, used, oldestWaitMs, refusedWaitMs] = reply;
+    const total = used + counted;
+    if (count === "1" ? counted === 0 : used >= limit) {
+      const retry = Math.max(1, Math.ceil(refusedWaitMs / 1000));
+      return { allowed: false, limit, remaining: 0, resetSeconds: retry, retryAfterSeconds: retry };
+    }
+    return {
+      allowed: true,
+      limit,
+      remaining: Math.max(0, limit - total),
+      resetSeconds: total === 0 ? 0 : Math.max(1, Math.ceil(oldestWaitMs / 1000)),
       retryAfterSeconds: 0,
     };
   }

@@ -55,8 +55,8 @@ describe("RedisRateLimiter: script runs per key", () => {
     assert.deepEqual(
       runs.map((r) => [r.key, r.n]),
       [
-        ["t:{p}", 2],
-        ["t:{q}", 1],
+        ["t:{p}:w", 2],
+        ["t:{q}:w", 1],
       ],
     );
     runs[0]!.answer([2, 0, 60_000, 0]);
