@@ -8,6 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { uniqueTag } from "@partner-yield/core/testing";
+import type { Redis } from "ioredis";
 import { gate } from "../../store-postgres/test/database.js";
 import { connectRedis, RedisRateLimiter } from "../src/index.js";
 import { deleteKeys, REDIS_URL, redisReachable } from "./redis.js";
@@ -17,15 +18,17 @@ const { describe, test } = gate({ Redis: await redisReachable() });
 describe("RedisRateLimiter round trips", () => {
   test("each decision is one command from the client, the script; TIME and PEXPIRE run inside it", async () => {
     const redis = await connectRedis({ url: REDIS_URL, commandTimeoutMs: 5000 });
-    const monitor = await redis.duplicate().monitor();
+    let monitor: Redis | undefined;
     const prefix = `py-stores:round-trips:${uniqueTag()}:`;
     try {
+      const watcher = await startMonitor(redis);
+      monitor = watcher;
       const ours = `${redis.stream.localAddress}:${redis.stream.localPort}`;
       const fromUs: string[][] = [];
       const fromScripts: string[] = [];
       const marker = `end-${uniqueTag()}`;
       const seenMarker = new Promise<void>((resolve) => {
-        monitor.on("monitor", (_time: string, args: string[], source: string) => {
+        watcher.on("monitor", (_time: string, args: string[], source: string) => {
           if (source === ours) {
             if (args[0]?.toLowerCase() === "echo" && args[1] === marker) resolve();
             else fromUs.push(args);
@@ -73,7 +76,14 @@ describe("RedisRateLimiter round trips", () => {
       await limiter.peek("partner-a", 3, 60_000);
       await limiter.peek("partner-c", 3, 60_000);
       await redis.echo(marker);
-      await seenMarker;
+      // A monitor that stopped delivering fails the test instead of hanging the file.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        seenMarker,
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error("MONITOR did not show the marker within 30 s")), 30_000);
+        }),
+      ]).finally(() => clearTimeout(timer));
       assert.equal(fromUs.length, 9, JSON.stringify(fromUs.map((a) => a[0])));
       for (const args of fromUs) assert.match(args[0]!.toLowerCase(), /^(eval|evalsha)$/);
       // One script for a partner's quota: hits alone or together and peeks (n = 0).
@@ -81,8 +91,26 @@ describe("RedisRateLimiter round trips", () => {
       assert.ok(fromScripts.includes("pexpire"), "the expiries are set by the script");
       await deleteKeys(redis, prefix);
     } finally {
-      monitor.disconnect();
+      monitor?.disconnect();
       redis.disconnect();
     }
   });
 });
+
+/**
+ * A MONITOR connection. ioredis can fail to enter monitor mode when other clients keep Redis busy
+ * (a monitored line arrives with MONITOR's own reply: "Command queue state error"): each failed
+ * attempt is closed and another made, at most five.
+ */
+async function startMonitor(redis: Redis): Promise<Redis> {
+  for (let attempt = 1; ; attempt++) {
+    const connection = redis.duplicate();
+    connection.on("error", () => undefined);
+    try {
+      return await connection.monitor();
+    } catch (error) {
+      connection.disconnect();
+      if (attempt === 5) throw error;
+    }
+  }
+}
