@@ -288,18 +288,7 @@ export class RedisRateLimiter implements RateLimiter {
       throw unavailable("rate-limit decision", error);
     }
     const [allowed, counted, waitMs] = reply.map(Number) as ScriptReply;
-    // The same arithmetic as MemoryRateLimiter, from the same three numbers.
-    if (allowed === 0) {
-      const retry = Math.max(1, Math.ceil(waitMs / 1000));
-      return { allowed: false, limit, remaining: 0, resetSeconds: retry, retryAfterSeconds: retry };
-    }
-    return {
-      allowed: true,
-      limit,
-      remaining: Math.max(0, limit - counted),
-      resetSeconds: counted === 0 ? 0 : Math.max(1, Math.ceil(waitMs / 1000)),
-      retryAfterSeconds: 0,
-    };
+    return decision(allowed !== 0, limit, counted, waitMs);
   }
 
   /** A partner-quota hit (`count` "1") or peek ("0") alone: one run of the many-hits script. */
@@ -316,19 +305,28 @@ export class RedisRateLimiter implements RateLimiter {
       throw unavailable("rate-limit decision", error);
     }
     const [counted, used, oldestWaitMs, refusedWaitMs] = reply;
-    const total = used + counted;
-    if (count === "1" ? counted === 0 : used >= limit) {
-      const retry = Math.max(1, Math.ceil(refusedWaitMs / 1000));
-      return { allowed: false, limit, remaining: 0, resetSeconds: retry, retryAfterSeconds: retry };
-    }
-    return {
-      allowed: true,
-      limit,
-      remaining: Math.max(0, limit - total),
-      resetSeconds: total === 0 ? 0 : Math.max(1, Math.ceil(oldestWaitMs / 1000)),
-      retryAfterSeconds: 0,
-    };
+    const allowed = count === "1" ? counted === 1 : used < limit;
+    return decision(allowed, limit, used + counted, allowed ? oldestWaitMs : refusedWaitMs);
   }
+}
+
+/**
+ * The same arithmetic as MemoryRateLimiter: a refusal waits `waitMs` (until the hit it waits for
+ * leaves); an allowed decision leaves `limit - counted`, and the window resets when its oldest hit
+ * leaves, in `waitMs` (0 when it holds none).
+ */
+function decision(allowed: boolean, limit: number, counted: number, waitMs: number): RateDecision {
+  if (!allowed) {
+    const retry = Math.max(1, Math.ceil(waitMs / 1000));
+    return { allowed: false, limit, remaining: 0, resetSeconds: retry, retryAfterSeconds: retry };
+  }
+  return {
+    allowed: true,
+    limit,
+    remaining: Math.max(0, limit - counted),
+    resetSeconds: counted === 0 ? 0 : Math.max(1, Math.ceil(waitMs / 1000)),
+    retryAfterSeconds: 0,
+  };
 }
 
 function unavailable(operation: string, error: unknown): StoreUnavailableError {
