@@ -119,8 +119,7 @@ describe("the production recipe (README, Running it in production)", () => {
       });
       try {
         const old = instances[0]!;
-        const routedTo = (s: ServerProcess) => balancer.routed.get(backendName(s)) ?? 0;
-        while (routedTo(old) === 0 || routedTo(instances[1]!) === 0) await sleep(10);
+        await balancer.waitForRouted([backendOf(old), backendOf(instances[1]!)]);
 
         const stopped = old.stop("SIGTERM");
         // At once not ready, with Retry-After, while it still serves.
@@ -348,11 +347,6 @@ describe("the production recipe (README, Running it in production)", () => {
 function backendOf(s: ServerProcess) {
   const url = new URL(s.url);
   return { host: url.hostname, port: Number(url.port) };
-}
-
-function backendName(s: ServerProcess): string {
-  const b = backendOf(s);
-  return `${b.host}:${b.port}`;
 }
 
 function sleep(ms: number): Promise<void> {

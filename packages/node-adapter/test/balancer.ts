@@ -1,8 +1,9 @@
 /**
  * Test support: a tiny loopback TCP load balancer, as a rolling restart meets it. It polls each
- * backend's `/readyz` (every `pollMs`), sends each new client connection to the next ready backend
- * (round robin), and tries the next one when a connect is refused (no byte has been sent then, so
- * this is no retry of a request). A connection stays with its backend until either side closes
+ * backend's `/readyz` (every `pollMs`; `startBalancer` returns once every initial backend has
+ * answered 200), sends each new client connection to the next ready backend (round robin), and
+ * tries the next one when a connect is refused (no byte has been sent then, so this is no retry
+ * of a request). A connection stays with its backend until either side closes
  * it. Backends can be replaced while it runs (`setBackends`), as a rolling restart does.
  * Also `keepAliveLoad`: workers sending requests over keep-alive connections, never retrying.
  */
@@ -19,6 +20,11 @@ export interface Balancer {
   setBackends(backends: readonly Backend[]): void;
   /** Connections handed to each backend (`host:port`), since the start. */
   readonly routed: ReadonlyMap<string, number>;
+  /**
+   * Resolves once each of `backends` has been handed a connection; rejects after `timeoutMs`
+   * (the counts in the message), so a test waiting for it fails instead of hanging.
+   */
+  waitForRouted(backends: readonly Backend[], timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -32,24 +38,35 @@ export async function startBalancer(initial: readonly Backend[], pollMs = 50): P
   let next = 0;
   let closed = false;
 
-  const poll = async () => {
-    while (!closed) {
-      await Promise.all(
-        backends.map(async (b) => {
-          try {
-            const res = await fetch(`http://${name(b)}/readyz`, { signal: AbortSignal.timeout(1000) });
-            await res.arrayBuffer();
-            if (res.status === 200) ready.add(name(b));
-            else ready.delete(name(b));
-          } catch {
-            ready.delete(name(b));
-          }
-        }),
+  const pollOnce = () =>
+    Promise.all(
+      backends.map(async (b) => {
+        try {
+          const res = await fetch(`http://${name(b)}/readyz`, { signal: AbortSignal.timeout(1000) });
+          await res.arrayBuffer();
+          if (res.status === 200) ready.add(name(b));
+          else ready.delete(name(b));
+        } catch {
+          ready.delete(name(b));
+        }
+      }),
+    );
+  // Every backend given at the start is ready before the balancer takes connections: connections
+  // made while only some had answered would all go to those, and keep-alive would keep them there.
+  const deadline = Date.now() + 10_000;
+  for (await pollOnce(); ready.size < new Set(initial.map(name)).size; await pollOnce()) {
+    if (Date.now() > deadline)
+      throw new Error(
+        `startBalancer: not every backend answered /readyz 200 within 10 s (ready: ${JSON.stringify([...ready])})`,
       );
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
+  }
+  const polling = (async () => {
+    while (!closed) {
       await new Promise((resolve) => setTimeout(resolve, pollMs));
+      if (!closed) await pollOnce();
     }
-  };
-  const polling = poll();
+  })();
 
   /** Connects to a ready backend, trying each at most once; undefined when none accepts. */
   const upstreamFor = async (): Promise<Socket | undefined> => {
@@ -101,6 +118,21 @@ export async function startBalancer(initial: readonly Backend[], pollMs = 50): P
   return {
     url: `http://127.0.0.1:${port}`,
     routed,
+    async waitForRouted(wanted, timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (wanted.some((b) => (routed.get(name(b)) ?? 0) === 0)) {
+        if (Date.now() > deadline)
+          throw new Error(
+            `the balancer handed no connection to ${wanted
+              .filter((b) => (routed.get(name(b)) ?? 0) === 0)
+              .map(name)
+              .join(
+                ", ",
+              )} within ${timeoutMs} ms (routed: ${JSON.stringify([...routed])}; ready: ${JSON.stringify([...ready])})`,
+          );
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    },
     setBackends(list) {
       backends = [...list];
       for (const n of [...ready]) if (!backends.some((b) => name(b) === n)) ready.delete(n);

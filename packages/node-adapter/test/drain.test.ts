@@ -10,7 +10,7 @@ import { Client } from "undici";
 import { helpText, parseCommandLine } from "../src/cli-options.js";
 import type { RunningServer } from "../src/index.js";
 import { getThrough, keepAliveLoad, startBalancer } from "./balancer.js";
-import { KEY, sleep, startTestServer } from "./support.js";
+import { KEY, startTestServer } from "./support.js";
 
 test("during the drain delay /readyz is 503 with Retry-After, new connections are still served (Connection: close), then refused", async () => {
   const server = await startTestServer({ drainDelayMs: 1000 });
@@ -63,7 +63,7 @@ test("a rolling restart of one of two instances under keep-alive load loses no r
       send: (url, agent) => getThrough(`${url}/api/partner/products`, agent, { "x-api-key": KEY }),
     });
     // Let the load reach both instances, then restart `a`: drain and stop it, start its successor.
-    while ((balancer.routed.get(`${a.host}:${a.port}`) ?? 0) === 0) await sleep(10);
+    await balancer.waitForRouted([a]);
     const old = a;
     await old.close();
     a = await startTestServer(options);
