@@ -53,7 +53,7 @@ return {1, used, tonumber(oldest[2]) + window - now}
  * KEYS[2] a hash holding the run counter (`s`) and the hits in the window (`u`). A run costs
  * Redis the same whatever its number of hits or the quota, and the key holds at most `limit`
  * members. When `u` is missing (never written, or lost while the set was kept) it is summed from
- * the set again.
+ * the set again; when the set is lost while the hash is kept, the window is taken as empty.
  *
  * ARGV: limit, window (ms), n, now (ms; negative: Redis's clock).
  * Returns {counted, used, oldestWait, refusedWait}: the hits counted (the first ones), the hits in
@@ -71,7 +71,8 @@ local used = 0
 if stored then
   used = tonumber(stored)
   for i = 1, #gone do used = used - hits(gone[i]) end
-  if used < 0 then used = 0 end
+  -- The set lost while the hash was kept: the hits it held are gone with it.
+  if used < 0 or (used > 0 and redis.call('EXISTS', zset) == 0) then used = 0 end
 else
   local all = redis.call('ZRANGE', zset, 0, -1)
   for i = 1, #all do used = used + hits(all[i]) end
@@ -87,7 +88,16 @@ if counted > 0 then
   redis.call('PEXPIRE', zset, window)
   redis.call('PEXPIRE', state, window)
 elseif #gone > 0 or not stored then
-  if total == 0 then redis.call('DEL', state) else redis.call('HSET', state, 'u', total) end
+  if total == 0 then
+    redis.call('DEL', state)
+  else
+    redis.call('HSET', state, 'u', total)
+    -- A hash made again here expires with the set, as the hash a run writes does.
+    if not stored then
+      local ttl = redis.call('PTTL', zset)
+      if ttl > 0 then redis.call('PEXPIRE', state, ttl) end
+    end
+  end
 end
 local oldestWait = 0
 if total > 0 then

@@ -66,12 +66,21 @@ describe("RedisRateLimiter: the window stored by run", () => {
     await peekBoth();
     await together(2);
     assert.equal(await redis.hget(`${zset}:n`, "u"), "10");
+    const ttl = await redis.pttl(`${zset}:n`);
+    assert.ok(
+      ttl > 0 && ttl <= (await redis.pttl(zset)),
+      `the hash made again expires with the set (${ttl} ms)`,
+    );
     // The quota lowered to 6 with 10 hits in the window (runs of 3, 3 and 4, at +10 s, +20 s and
     // +60 s): a hit waits for the 5th oldest, inside the second run, which leaves at +80 s.
     now += 5_000;
     const [lowered] = await together(1, 6);
     assert.equal(lowered!.allowed, false);
     assert.equal(lowered!.retryAfterSeconds, 15);
+    // The set lost while the hash is kept: the window is empty as Redis holds it (the reference,
+    // which still holds its hits, is left out of this step).
+    await redis.del(zset);
+    assert.equal((await limiter.peek(key, LIMIT, WINDOW)).remaining, LIMIT);
     // Everything ages out: the window is empty and the keys expire.
     now += WINDOW + 1;
     assert.equal((await peekBoth()).remaining, LIMIT);
