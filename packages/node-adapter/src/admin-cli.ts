@@ -8,6 +8,7 @@
  */
 import { parseArgs } from "node:util";
 import { echoInput, escapeUnsafe, type PartnerAdmin, StoreUnavailableError } from "@partner-yield/core";
+import type { AuditEntry } from "@partner-yield/store-postgres";
 import {
   ADMIN_COMMANDS,
   ADMIN_EXIT,
@@ -37,17 +38,7 @@ export interface AdminCliOptions {
   /** Used instead of opening `--database-url` (tests; `MemoryPartnerAdmin`). */
   readonly admin?: PartnerAdmin | undefined;
   /** Where an entry of the admin audit goes with `admin` (PostgreSQL: its `admin_audit` table). */
-  readonly audit?: ((entry: AuditRecord) => Promise<void>) | undefined;
-}
-
-/** One entry of the admin audit (store-postgres `AuditEntry`). */
-export interface AuditRecord {
-  readonly actor: string;
-  readonly command: string;
-  readonly target: string | null;
-  readonly outcome: string;
-  readonly before: unknown;
-  readonly after: unknown;
+  readonly audit?: ((entry: AuditEntry) => Promise<void>) | undefined;
 }
 
 /**

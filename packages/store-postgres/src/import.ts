@@ -19,8 +19,8 @@ import {
 } from "@partner-yield/core";
 import { formatUnits, RATE_DECIMALS } from "@partner-yield/core/math";
 import type pg from "pg";
-import { guarded } from "./errors.js";
 import { type SecretKeyring, secretColumns } from "./secret-keys.js";
+import { inTransaction } from "./transaction.js";
 
 /** The records an import writes. */
 export interface DataSet {
@@ -99,47 +99,44 @@ export async function importDataSet(
   options: ImportOptions = {},
 ): Promise<ImportOutcome> {
   const overwrite = options.overwrite === true;
-  const client = await guarded("connecting", () => pool.connect());
-  const report = emptyReport();
-  const differing: string[] = [];
-  let failure: Error | undefined;
-  /** `name` labels the row in `differing`; `always` applies a change whatever `overwrite` says. */
-  const run = async (
-    table: keyof ImportReport,
-    text: string,
-    values: unknown[],
-    name?: string,
-    always = false,
-  ) => {
-    const changes = report[table];
-    await client.query("savepoint import_row");
-    let row: { inserted: boolean } | undefined;
-    try {
-      row = (await client.query<{ inserted: boolean }>(text, values)).rows[0];
-    } catch (error) {
-      // A row the file would move out of a terminal state (a product deprecated in the database):
-      // refused by the schema; without --overwrite it is an operator's change, kept.
-      if (overwrite || (error as { code?: string }).code !== "23514") throw error;
-      await client.query("rollback to savepoint import_row");
-      changes.kept++;
-      differing.push(`${table} ${name ?? String(values[0])}`);
-      return;
-    }
-    if (row === undefined) changes.unchanged++;
-    else if (row.inserted) changes.inserted++;
-    else if (overwrite || always) {
-      changes.updated++;
-      differing.push(`${table} ${name ?? String(values[0])}`);
-    } else {
-      await client.query("rollback to savepoint import_row");
-      changes.kept++;
-      differing.push(`${table} ${name ?? String(values[0])}`);
-      return;
-    }
-    await client.query("release savepoint import_row");
-  };
-  try {
-    await client.query("begin");
+  return inTransaction(pool, async (client) => {
+    const report = emptyReport();
+    const differing: string[] = [];
+    /** `name` labels the row in `differing`; `always` applies a change whatever `overwrite` says. */
+    const run = async (
+      table: keyof ImportReport,
+      text: string,
+      values: unknown[],
+      name?: string,
+      always = false,
+    ) => {
+      const changes = report[table];
+      await client.query("savepoint import_row");
+      let row: { inserted: boolean } | undefined;
+      try {
+        row = (await client.query<{ inserted: boolean }>(text, values)).rows[0];
+      } catch (error) {
+        // A row the file would move out of a terminal state (a product deprecated in the database):
+        // refused by the schema; without --overwrite it is an operator's change, kept.
+        if (overwrite || (error as { code?: string }).code !== "23514") throw error;
+        await client.query("rollback to savepoint import_row");
+        changes.kept++;
+        differing.push(`${table} ${name ?? String(values[0])}`);
+        return;
+      }
+      if (row === undefined) changes.unchanged++;
+      else if (row.inserted) changes.inserted++;
+      else if (overwrite || always) {
+        changes.updated++;
+        differing.push(`${table} ${name ?? String(values[0])}`);
+      } else {
+        await client.query("rollback to savepoint import_row");
+        changes.kept++;
+        differing.push(`${table} ${name ?? String(values[0])}`);
+        return;
+      }
+      await client.query("release savepoint import_row");
+    };
     for (const p of data.partners) {
       await run(
         "partners",
@@ -264,15 +261,8 @@ export async function importDataSet(
         `${price.chainId}/${price.assetAddress.toLowerCase()}`,
       );
     }
-    await client.query("commit");
     return { tables: report, differing };
-  } catch (error) {
-    failure = error as Error;
-    await client.query("rollback").catch(() => undefined);
-    throw error;
-  } finally {
-    client.release(failure);
-  }
+  });
 }
 
 function emptyReport(): ImportReport {

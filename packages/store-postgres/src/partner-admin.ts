@@ -33,6 +33,7 @@ import {
 import type pg from "pg";
 import { guarded, unavailable } from "./errors.js";
 import { type SecretKeyring, secretColumns } from "./secret-keys.js";
+import { inTransaction } from "./transaction.js";
 
 export interface PostgresPartnerAdminOptions {
   /** Random bytes for keys and secrets; default Web Crypto. */
@@ -333,19 +334,10 @@ export class PostgresPartnerAdmin implements PartnerAdmin {
   }
 
   async #transaction<T>(operation: string, body: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await guarded("connecting", () => this.#pool.connect());
-    let failure: Error | undefined;
     try {
-      await client.query("begin");
-      const outcome = await body(client);
-      await client.query("commit");
-      return outcome;
+      return await inTransaction(this.#pool, body);
     } catch (error) {
-      failure = error as Error;
-      await client.query("rollback").catch(() => undefined);
       throw unavailable(operation, error);
-    } finally {
-      client.release(failure);
     }
   }
 }

@@ -11,6 +11,7 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
 import type pg from "pg";
 import { guarded } from "./errors.js";
+import { inTransaction } from "./transaction.js";
 
 /** A bad key variable, or a sealed secret no key opens; the message names the variable. */
 export class SecretKeyError extends Error {
@@ -245,10 +246,7 @@ export interface RekeyReport {
  * @example const report = await rekeySecrets(pool, SecretKeyring.fromEnv(process.env)!);
  */
 export async function rekeySecrets(pool: pg.Pool, keys: SecretKeyring): Promise<RekeyReport> {
-  const client = await guarded("connecting", () => pool.connect());
-  let failure: Error | undefined;
-  try {
-    await client.query("begin");
+  return inTransaction(pool, async (client) => {
     const rows = await client.query<{
       id: string;
       partner_id: string;
@@ -280,13 +278,6 @@ export async function rekeySecrets(pool: pg.Pool, keys: SecretKeyring): Promise<
       if (row.secret === null) rekeyed++;
       else sealed++;
     }
-    await client.query("commit");
     return { sealed, rekeyed, unchanged, keyId: keys.currentId };
-  } catch (error) {
-    failure = error as Error;
-    await client.query("rollback").catch(() => undefined);
-    throw error;
-  } finally {
-    client.release(failure);
-  }
+  });
 }
