@@ -159,6 +159,7 @@ export {
   type NewEvent,
   type StoredEvent,
 } from "./stores/event-store.js";
+export { type ApiKeyFormat, partnerYieldKeyFormat } from "./stores/key-format.js";
 export { type ApiKeyRecord, type ApiKeyStatus, type KeyStore, MemoryKeyStore } from "./stores/key-store.js";
 export { isPromiseLike, type MaybePromise } from "./stores/maybe-promise.js";
 export { MemoryPartnerStore, type Partner, type PartnerStore } from "./stores/partner-store.js";

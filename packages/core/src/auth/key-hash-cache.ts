@@ -1,14 +1,16 @@
 /**
- * A bounded cache of API key → its stored hash (`hashApiKey`), for authentication on every
- * request: checking the key's shape (a CRC-32 in base62) and hashing it cost more than the rest of
- * the lookup. Only the hash is cached, never a verdict: the key store is asked for the hash's
- * record on every request, so a revoked or deleted key is refused on its next request.
+ * A bounded cache of API key → its stored hash (`ApiKeyFormat.hash`), for authentication on every
+ * request: checking the key's shape (ours: a CRC-32 in base62) and hashing it cost more than the
+ * rest of the lookup. Only the hash is cached, never a verdict: the key store is asked for the
+ * hash's record on every request, so a revoked or deleted key is refused on its next request. The
+ * API holds the hash as the accepted `Result` its authentication step returns (`V`), so a hit
+ * allocates nothing.
  * @module
  */
 
 /** Least recently used goes first; at most `max` keys. */
-export class KeyHashCache {
-  readonly #entries = new Map<string, string>();
+export class KeyHashCache<V = string> {
+  readonly #entries = new Map<string, V>();
   readonly #max: number;
   /** The most recently used key: asked again, it needs no reordering (the usual keep-alive case). */
   #newest: string | undefined;
@@ -18,7 +20,7 @@ export class KeyHashCache {
     this.#max = max;
   }
 
-  get(key: string): string | undefined {
+  get(key: string): V | undefined {
     const entries = this.#entries;
     const hash = entries.get(key);
     if (hash !== undefined && key !== this.#newest) {
@@ -30,7 +32,7 @@ export class KeyHashCache {
     return hash;
   }
 
-  set(key: string, hash: string): void {
+  set(key: string, hash: V): void {
     const entries = this.#entries;
     // The key goes last, as the most recently used; a new one takes the least recent one's place.
     if (entries.has(key)) entries.delete(key);

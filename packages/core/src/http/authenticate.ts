@@ -10,7 +10,7 @@
  * store; no partner → `refuseKey`.
  * @module
  */
-import { hashApiKey, parseApiKey } from "../auth/api-key.js";
+import { accept, type Result, refuse } from "../result.js";
 import type { ApiKeyRecord } from "../stores/key-store.js";
 import { type AnyAnswer, awaits, isPromiseLike, type MaybePromise } from "../stores/maybe-promise.js";
 import type { Partner } from "../stores/partner-store.js";
@@ -23,7 +23,7 @@ type AuthDependencies = Pick<
   ApiDependencies,
   | "environment"
   | "rateLimiter"
-  | "sha256"
+  | "keyFormat"
   | "failedAuthPerMinute"
   | "addressBucket"
   | "keyHashes"
@@ -52,11 +52,11 @@ export function usableKey(
  * @throws ApiError always: 401, or `rate_limited` (429) when this failure is over either limit.
  */
 export async function refuseKey(
-  hash: string | ApiError,
+  hash: Result<string, KeyRefusal>,
   clientAddress: string | undefined,
   deps: Pick<AuthDependencies, "rateLimiter" | "failedAuthPerMinute" | "addressBucket">,
 ): Promise<never> {
-  const refusal = typeof hash === "string" ? unknownKeyError() : hash;
+  const refusal = hash.ok ? unknownKeyError() : new ApiError(hash.code, hash.reason);
   if (refusal.code !== "missing_api_key") {
     // Counting is one atomic hit per bucket: a failure past the limit is 429 even when many
     // arrive at once on several instances (a shared limiter such as Redis).
@@ -64,10 +64,9 @@ export async function refuseKey(
     const address = clientAddress === undefined ? undefined : deps.addressBucket(clientAddress);
     let byAddress = deps.rateLimiter.hit(failedAuthKey(address), limit, FAILED_AUTH_WINDOW_MS);
     if (isPromiseLike(byAddress)) byAddress = await byAddress;
-    let byKey =
-      typeof hash === "string"
-        ? deps.rateLimiter.hit(failedKeyKey(hash), limit, FAILED_AUTH_WINDOW_MS)
-        : undefined;
+    let byKey = hash.ok
+      ? deps.rateLimiter.hit(failedKeyKey(hash.value), limit, FAILED_AUTH_WINDOW_MS)
+      : undefined;
     if (isPromiseLike(byKey)) byKey = await byKey;
     const wait = Math.max(
       byAddress.allowed ? 0 : byAddress.retryAfterSeconds,
@@ -105,31 +104,32 @@ export function failedAuthKey(clientAddress: string | undefined): string {
   return lastAddressKey;
 }
 
+/** Why a request's key was refused before any lookup: each is answered 401 with this code. */
+export type KeyRefusal = "missing_api_key" | "invalid_api_key" | "wrong_environment";
+
 /**
- * The stored hash of the request's key, or the refusal when there is none to look up: a missing
- * key (not a guess: not counted), a malformed one, or one of the other environment. Keys that
- * passed these checks are cached with their hash (`deps.keyHashes`); the record is still looked up
- * on every request, so revocation takes effect at once.
+ * The stored hash of the request's key (`ApiKeyFormat.hash`), or the refusal when there is none to
+ * look up: a missing key (not a guess: not counted), one the format does not accept, or one of the
+ * other environment. Keys that passed these checks are cached with their hash (`deps.keyHashes`);
+ * the record is still looked up on every request, so revocation takes effect at once.
  */
 export function keyHash(
   request: PlainRequest,
-  deps: Pick<AuthDependencies, "environment" | "sha256" | "keyHashes">,
-): string | ApiError {
+  deps: Pick<AuthDependencies, "environment" | "keyFormat" | "keyHashes">,
+): Result<string, KeyRefusal> {
   const key = request.headers["x-api-key"];
-  if (key === undefined || key === "") {
-    return new ApiError("missing_api_key", "the X-Api-Key header is required");
-  }
+  if (key === undefined || key === "") return refuse("missing_api_key", "the X-Api-Key header is required");
   let hash = deps.keyHashes.get(key);
   if (hash === undefined) {
-    const parsed = parseApiKey(key);
-    if (!parsed.ok) return new ApiError("invalid_api_key", "the API key is malformed or unknown");
-    if (parsed.value !== deps.environment) {
-      return new ApiError(
+    const checked = deps.keyFormat.check(key);
+    if (!checked.ok) return refuse("invalid_api_key", "the API key is malformed or unknown");
+    if (checked.value !== undefined && checked.value !== deps.environment) {
+      return refuse(
         "wrong_environment",
-        `this is a ${parsed.value} key; this server is the ${deps.environment} environment`,
+        `this is a ${checked.value} key; this server is the ${deps.environment} environment`,
       );
     }
-    hash = hashApiKey(key, deps.sha256);
+    hash = accept(deps.keyFormat.hash(key));
     deps.keyHashes.set(key, hash);
   }
   return hash;

@@ -7,8 +7,9 @@ import { sha256 as nobleSha256 } from "@noble/hashes/sha2.js";
 import type { Environment } from "../auth/environment.js";
 import { KeyHashCache } from "../auth/key-hash-cache.js";
 import { type HmacPort, nobleHmacSha256, SignatureVerifier } from "../auth/signature.js";
-import { unwrap } from "../result.js";
+import { type Accepted, unwrap } from "../result.js";
 import { type EventStore, MemoryEventStore } from "../stores/event-store.js";
+import { type ApiKeyFormat, partnerYieldKeyFormat } from "../stores/key-format.js";
 import type { KeyStore } from "../stores/key-store.js";
 import type { Partner, PartnerStore } from "../stores/partner-store.js";
 import type { PositionSource } from "../stores/position-source.js";
@@ -38,8 +39,10 @@ export interface ApiDependencies {
   /** The failed-authentication limit's bucket of a client address (`addressBucket`). */
   readonly addressBucket: (clientAddress: string) => string;
   readonly onError: ErrorHook | undefined;
-  /** Keys that passed the shape and environment checks → their stored hash (authentication). */
-  readonly keyHashes: KeyHashCache;
+  /** How a presented key is checked and hashed (`PartnerApiOptions.keyFormat`). */
+  readonly keyFormat: ApiKeyFormat;
+  /** Keys that passed the format's and the environment's checks → their stored hash. */
+  readonly keyHashes: KeyHashCache<Accepted<string>>;
   /** Requests per rolling minute for the partner in this environment (CONTRACT §7). */
   quotaOf(partner: Partner): number;
   /** A verifier of exactly the partner's active secrets, keyed once per list of secrets. */
@@ -72,6 +75,7 @@ export function resolveDependencies(
   let openApiJson: string | undefined;
   const productForms = productJsonCache();
   const rateLimiter = options.rateLimiter ?? new MemoryRateLimiter();
+  const sha256 = options.sha256 ?? nobleSha256;
   return {
     environment,
     basePath,
@@ -82,11 +86,12 @@ export function resolveDependencies(
     prices: options.prices,
     events: options.events ?? new MemoryEventStore(),
     rateLimiter,
-    sha256: options.sha256 ?? nobleSha256,
+    sha256,
     bodyLimitBytes: options.bodyLimitBytes ?? 65_536,
     failedAuthPerMinute: options.failedAuthPerMinute ?? 30,
     addressBucket: bucketsOf(options.ipv6PrefixLength),
     onError: options.onError,
+    keyFormat: options.keyFormat ?? partnerYieldKeyFormat(sha256),
     keyHashes: new KeyHashCache(),
     quotaOf: (partner) =>
       options.rateLimitOverride ?? partner.rateLimits?.[environment] ?? defaultLimits[environment],

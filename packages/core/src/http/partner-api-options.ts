@@ -5,6 +5,7 @@
 import type { Environment } from "../auth/environment.js";
 import type { HmacPort } from "../auth/signature.js";
 import type { EventStore } from "../stores/event-store.js";
+import type { ApiKeyFormat } from "../stores/key-format.js";
 import type { KeyStore } from "../stores/key-store.js";
 import type { PartnerStore } from "../stores/partner-store.js";
 import type { PositionSource } from "../stores/position-source.js";
@@ -49,11 +50,19 @@ export interface PartnerApiOptions {
   /** HMAC-SHA256 implementation; default @noble/hashes. The node adapter injects node:crypto. */
   readonly hmac?: HmacPort | undefined;
   /**
-   * SHA-256 implementation (API key hashes, event fingerprints); default @noble/hashes. It must
+   * SHA-256 implementation (event fingerprints, and API key hashes unless `keyFormat` is given);
+   * default @noble/hashes. It must
    * not keep `data` after it returns: the fingerprint's input is a view of a buffer the next
    * event reuses.
    */
   readonly sha256?: ((data: Uint8Array) => Uint8Array) | undefined;
+  /**
+   * How a presented `X-Api-Key` is recognised, checked and hashed for the key store; default ours
+   * (`partnerYieldKeyFormat`: `ypk_test_…` / `ypk_live_…`, stored as SHA-256 with `sha256`). A team
+   * whose registry holds keys of its own format (another prefix, a peppered hash, a bcrypt
+   * verifier) passes its own and keeps its keys.
+   */
+  readonly keyFormat?: ApiKeyFormat | undefined;
   /** Maximum event body in bytes; default 65536 (CONTRACT §5). */
   readonly bodyLimitBytes?: number | undefined;
   /** Failed authentications allowed per client address per minute; default 30 (CONTRACT §4). */

@@ -77,13 +77,20 @@ export function createPartnerApi(options: PartnerApiOptions): PartnerApi {
           // counted, and answered 429 past the limit, only when the key fails (refuseKey).
           const { rateLimiter, environment } = deps;
           const hash = keyHash(request, deps);
-          const asked = typeof hash === "string" ? deps.keys.findByHash(hash) : undefined;
+          const lookup = hash.ok ? hash.value : undefined;
+          const asked = lookup === undefined ? undefined : deps.keys.findByHash(lookup);
           const record = awaits(asked, (asked as AnyAnswer)?.then) ? await asked : asked;
           if (record !== undefined) {
             partnerId = record.partnerId;
             keyId = record.id;
           }
-          const given = usableKey(record, deps) ? deps.partners.getPartner(record.partnerId) : undefined;
+          let usable = usableKey(record, deps);
+          if (usable && deps.keyFormat.verify !== undefined) {
+            // A format that checks the key against its record (a salted verifier): false is an unknown key.
+            const verified = deps.keyFormat.verify(request.headers["x-api-key"]!, record!);
+            usable = awaits(verified, (verified as AnyAnswer)?.then) ? await verified : verified;
+          }
+          const given = usable ? deps.partners.getPartner(record!.partnerId) : undefined;
           const found = awaits(given, (given as AnyAnswer)?.then) ? await given : given;
           const partner = found ?? (await refuseKey(hash, request.clientAddress, deps));
           const quota = deps.quotaOf(partner);
@@ -94,7 +101,7 @@ export function createPartnerApi(options: PartnerApiOptions): PartnerApi {
           rateHeaders = count.headers;
           reply =
             count.refusal === undefined
-              ? await route.handle({ request, params, partner, keyHash: hash as string }, deps)
+              ? await route.handle({ request, params, partner, keyHash: lookup as string }, deps) // found: it had one
               : replyToFailure(count.refusal, requestId, deps.onError);
         }
       } catch (error) {
