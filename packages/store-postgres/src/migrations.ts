@@ -15,6 +15,7 @@ import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import type pg from "pg";
 import { guarded } from "./errors.js";
+import { schemaOf } from "./pool.js";
 
 export interface Migration {
   readonly version: number;
@@ -257,6 +258,9 @@ export async function migrate(pool: pg.Pool, options: SchemaOptions = {}): Promi
     await client.query("set statement_timeout = 0");
     await client.query(unbounded("select pg_advisory_lock($1)", [MIGRATION_LOCK]));
     try {
+      const schema = schemaOf(pool);
+      // A checked identifier (createPool): quoting is enough.
+      if (schema !== undefined) await client.query(`create schema if not exists "${schema}"`);
       await client.query(CREATE_TABLE);
       const { pending } = compare((await applied(client)) ?? [], known);
       for (const migration of pending) {
