@@ -54,7 +54,6 @@ let chains: EvmChains;
 function product(slug: string, partnerId: string, wrapper: Address, decimalsOffset: number): ProductRecord {
   return {
     partnerId,
-    partnerName: partnerId,
     slug,
     chain: "base",
     chainId: BASE,

@@ -23,7 +23,6 @@ import { type CachedVault, cacheKey, type PostgresReadCache } from "./read-cache
 
 interface ProductRow {
   partner_id: string;
-  partner_name: string;
   slug: string;
   chain: string;
   chain_id: number;
@@ -44,13 +43,13 @@ interface ProductRow {
 }
 
 // Rates leave the database as integers scaled by 10^18 (exact: the column has 18 decimals).
-const SELECT = `select p.partner_id, pa.name as partner_name, p.slug, p.chain, p.chain_id, p.wrapper_address,
+const SELECT = `select p.partner_id, p.slug, p.chain, p.chain_id, p.wrapper_address,
   p.underlying_vault_address, p.asset_address, p.asset_symbol, p.asset_decimals, p.decimals_offset, p.status,
   p.service_fee_bps, p.partner_fee_bps, p.display_name, p.description,
   to_char(p.metrics_as_of_date, 'YYYY-MM-DD') as as_of_date,
   p.wrapper_total_assets::text as wrapper_total_assets,
   (p.underlying_apy * 1000000000000000000)::numeric(78, 0)::text as underlying_apy_wad
-from products p join partners pa on pa.id = p.partner_id`;
+from products p`;
 
 /**
  * @example
@@ -212,7 +211,6 @@ function eip55(address: string): string {
 function toProductRecord(row: ProductRow): ProductRecord {
   return {
     partnerId: row.partner_id,
-    partnerName: row.partner_name,
     slug: row.slug,
     chain: row.chain,
     chainId: row.chain_id,

@@ -229,10 +229,8 @@ export class PostgresReadCache implements ChangeSink {
         this.#drop(this.partners, keys, 1);
         return;
       case "partners":
+        // Products name their partner by id only: a rename changes nothing they hold.
         this.#drop(this.partners, keys, 1);
-        // A product carries its partner's name.
-        this.products.clear();
-        this.productLists.clear();
         return;
       case "products":
         this.#drop(this.products, keys, 2);

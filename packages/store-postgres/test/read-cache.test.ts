@@ -7,9 +7,9 @@
  */
 import assert from "node:assert/strict";
 import { after, before } from "node:test";
-import type { ProductRecord } from "@partner-yield/core";
+import { createPartnerApi, type ProductRecord } from "@partner-yield/core";
 import pg from "pg";
-import { loadSandbox } from "../../core/test/sandbox.js";
+import { DEMO, loadSandbox } from "../../core/test/sandbox.js";
 import {
   createPool,
   dataSetOf,
@@ -128,6 +128,35 @@ describe("the read cache of two instances on one database", () => {
     ]);
     await eventually("the UPDATE honoured", async () => {
       assert.ok(!(await secrets()).includes(second.value.signingSecret));
+    });
+  });
+
+  test("a partner renamed by an UPDATE is answered with its new name, in the product answers too", async () => {
+    const api = createPartnerApi({ environment: "sandbox", ...b });
+    const partnerOf = async () => {
+      const answer = await api.handle({
+        method: "GET",
+        path: `/api/partner/products/${sample.slug}`,
+        headers: { "x-api-key": DEMO.sandboxApiKey },
+      });
+      assert.equal(answer.status, 200, String(answer.body));
+      return (JSON.parse(String(answer.body)) as { data: { partner: string } }).data.partner;
+    };
+    const before = await partnerOf();
+    await eventually(
+      "the partner cached",
+      () => !(b.partners.getPartner(sample.partnerId) instanceof Promise),
+    );
+    await db!.pool.query("update partners set name = $2 where id = $1", [
+      sample.partnerId,
+      `${before} Renamed`,
+    ]);
+    await eventually("the rename honoured", async () => {
+      assert.equal(await partnerOf(), `${before} Renamed`);
+    });
+    await db!.pool.query("update partners set name = $2 where id = $1", [sample.partnerId, before]);
+    await eventually("the name restored", async () => {
+      assert.equal(await partnerOf(), before);
     });
   });
 

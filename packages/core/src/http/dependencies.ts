@@ -48,9 +48,9 @@ export interface ApiDependencies {
   /** A verifier of exactly the partner's active secrets, keyed once per list of secrets. */
   verifierFor(partner: Partner): SignatureVerifier;
   /** A product's wire form, serialised once per record. */
-  productJson(product: ProductRecord): string;
+  productJson(product: ProductRecord, partnerName: string): string;
   /** The whole answer of `GET /products/{slug}`, built once per record. */
-  productAnswer(product: ProductRecord): string;
+  productAnswer(product: ProductRecord, partnerName: string): string;
   /** This instance's OpenAPI document (its base path), serialised once. */
   openApiJson(): string;
   /** Milliseconds since the epoch. */

@@ -9,13 +9,15 @@ import type { ProductRecord } from "../stores/product-source.js";
 import type { Product } from "./schemas.js";
 
 /**
- * @example toProductResource(record).latest_metrics?.net_apy_for_user; // "0.0518"
+ * `partnerName`: the partner's name as the partner store holds it (the product names its partner
+ * by id only).
+ * @example toProductResource(record, partner.name).latest_metrics?.net_apy_for_user; // "0.0518"
  */
-export function toProductResource(record: ProductRecord): Product {
+export function toProductResource(record: ProductRecord, partnerName: string): Product {
   const m = record.metrics;
   return {
     slug: record.slug,
-    partner: record.partnerName,
+    partner: partnerName,
     chain: record.chain,
     chain_id: record.chainId,
     wrapper_address: record.wrapperAddress,
@@ -43,39 +45,48 @@ export function toProductResource(record: ProductRecord): Product {
   };
 }
 
-/** A product's wire forms, each built once per record (records are immutable). */
+/**
+ * A product's wire forms, each built once per record (records are immutable) and partner name
+ * (built again when the partner store answers with another name: a rename).
+ */
 export interface ProductJsonCache {
   /** The product resource as JSON (the list endpoint joins these). */
-  json(record: ProductRecord): string;
+  json(record: ProductRecord, partnerName: string): string;
   /** The whole answer of `GET /products/{slug}`: `{"success":true,"data":…}`. */
-  answer(record: ProductRecord): string;
+  answer(record: ProductRecord, partnerName: string): string;
+}
+
+/** A wire form and the partner name it was built with. */
+interface Built {
+  readonly partnerName: string;
+  readonly text: string;
 }
 
 /**
- * @example const cache = productJsonCache(); cache.json(record) === cache.json(record); // true, serialised once
+ * @example const cache = productJsonCache(); cache.json(record, name) === cache.json(record, name); // true, serialised once
  */
 export function productJsonCache(): ProductJsonCache {
-  const jsons = new WeakMap<ProductRecord, string>();
-  const answers = new WeakMap<ProductRecord, string>();
-  const json = (record: ProductRecord): string => {
-    let text = jsons.get(record);
-    if (text === undefined) {
-      text = JSON.stringify(toProductResource(record));
-      jsons.set(record, text);
+  const jsons = new WeakMap<ProductRecord, Built>();
+  const answers = new WeakMap<ProductRecord, Built>();
+  const json = (record: ProductRecord, partnerName: string): string => {
+    let built = jsons.get(record);
+    if (built === undefined || built.partnerName !== partnerName) {
+      built = { partnerName, text: JSON.stringify(toProductResource(record, partnerName)) };
+      jsons.set(record, built);
     }
-    return text;
+    return built.text;
   };
   return {
     json,
-    answer(record) {
+    answer(record, partnerName) {
       // Kept whole: concatenated per request, the ~700-byte string would be built and then
       // flattened again for every answer.
-      let text = answers.get(record);
-      if (text === undefined) {
-        text = `{"success":true,"data":${json(record)}}`;
-        answers.set(record, text);
+      let built = answers.get(record);
+      if (built === undefined || built.partnerName !== partnerName) {
+        built = { partnerName, text: `{"success":true,"data":${json(record, partnerName)}}` };
+        answers.set(record, built);
       }
-      return text;
+      return built.text;
     },
   };
 }

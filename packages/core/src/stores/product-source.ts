@@ -13,10 +13,13 @@ import type { MaybePromise } from "./maybe-promise.js";
 export const PRODUCT_STATUSES = ["active", "paused", "deprecated"] as const;
 export type ProductStatus = (typeof PRODUCT_STATUSES)[number];
 
-/** A product as the core holds it: amounts in base units, rates scaled by 10^18 (CONTRACT §1). */
+/**
+ * A product as the core holds it: amounts in base units, rates scaled by 10^18 (CONTRACT §1). Its
+ * partner is named by id only: the answers show the partner's name as the `PartnerStore` holds it
+ * (the authenticated partner's), so products kept in a team's code never disagree with it.
+ */
 export interface ProductRecord {
   readonly partnerId: string;
-  readonly partnerName: string;
   readonly slug: string;
   readonly chain: string;
   readonly chainId: number;

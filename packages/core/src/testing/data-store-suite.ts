@@ -28,7 +28,6 @@ import { type Closable, type SuiteOptions, uniqueTag, using } from "./suite.js";
 export interface StoreSeed {
   readonly partners: readonly Partner[];
   readonly keys: readonly ApiKeyRecord[];
-  /** Each product's `partnerName` is its partner's `name`. */
   readonly products: readonly ProductRecord[];
   readonly vaults: readonly VaultState[];
   readonly prices: readonly AssetPrice[];
@@ -72,7 +71,6 @@ function partner(overrides: Partial<Partner> = {}): Partner {
 function product(owner: Partner, slug: string, overrides: Partial<ProductRecord> = {}): ProductRecord {
   return {
     partnerId: owner.id,
-    partnerName: owner.name,
     slug,
     chain: "base",
     chainId: 8453,

@@ -7,5 +7,5 @@ import { okReply } from "../reply.js";
 export const getProduct: PartnerHandler = async ({ partner, params }, deps) => {
   const found = findProduct(deps.products, partner, params["slug"]);
   const product = productOrNotFound(awaits(found, (found as AnyAnswer)?.then) ? await found : found);
-  return okReply(deps.productAnswer(product));
+  return okReply(deps.productAnswer(product, partner.name));
 };

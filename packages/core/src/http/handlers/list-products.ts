@@ -6,5 +6,6 @@ import { okReply } from "../reply.js";
 export const listProducts: PartnerHandler = async ({ partner }, deps) => {
   const listed = deps.products.listProducts(partner.id);
   const products = awaits(listed, (listed as AnyAnswer)?.then) ? await listed : listed;
-  return okReply(`{"success":true,"data":[${products.map(deps.productJson).join(",")}]}`);
+  const name = partner.name;
+  return okReply(`{"success":true,"data":[${products.map((p) => deps.productJson(p, name)).join(",")}]}`);
 };
