@@ -29,9 +29,10 @@ const COLUMNS = `id::text as id, partner_id, environment, idempotency_key, finge
 /**
  * The batch's events as parallel arrays, inserted in the order given (`n`), under the lock taken
  * before the first row (the sort reads every input row, and with it the gate, before inserting).
- * An event whose `authorizedBy` key or secret (`$10`, `$11`; null: not checked) is no longer active
- * is not inserted and comes back as `revoked` with the credential that failed (a secret found by
- * its SHA-256: the row may hold it sealed, migration 0006), checked in the
+ * An event whose `authorizedBy` key or secret (`$10`, and `$11` the secret's SHA-256 in hex: the
+ * row may hold the secret sealed, migration 0006, and the secret itself never travels; null: not
+ * checked) is no longer active is not inserted and comes back as `revoked` with the credential
+ * that failed, checked in the
  * statement that claims the key (CONTRACT §4, §5). Within the statement a key already taken, by a
  * committed event or one in flight (ON CONFLICT waits for its transaction), is skipped; the
  * `inserted` rows name the rows inserted.
@@ -41,17 +42,16 @@ input as (
   select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
     $7::text[], $8::text[], $9::timestamptz[], $10::text[], $11::text[]) with ordinality
     as input(partner_id, environment, idempotency_key, fingerprint, event_type, occurred_at, data,
-      raw_body, received_at, key_hash, secret, n)
+      raw_body, received_at, key_hash, secret_sha256, n)
 ),
 checked as materialized (
   select input.*,
     (input.key_hash is null or exists (select 1 from api_keys k where k.key_hash = input.key_hash
       and k.partner_id = input.partner_id and k.environment = input.environment
       and k.status = 'active')) as key_ok,
-    (input.secret is null or exists (select 1 from signing_secrets s
+    (input.secret_sha256 is null or exists (select 1 from signing_secrets s
       where s.partner_id = input.partner_id and s.status = 'active'
-        and s.secret_sha256 = encode(sha256(convert_to(input.secret, 'UTF8')), 'hex')))
-      as secret_ok
+        and s.secret_sha256 = input.secret_sha256)) as secret_ok
   from input
 ),
 inserted as (
@@ -365,8 +365,22 @@ function columnsOf(events: readonly NewEvent[]): unknown[] {
     events.map((e) => e.rawBody),
     events.map((e) => new Date(e.receivedAt).toISOString()),
     events.map((e) => e.authorizedBy?.keyHash ?? null),
-    events.map((e) => e.authorizedBy?.signingSecret ?? null),
+    events.map((e) => (e.authorizedBy === undefined ? null : secretSha256(e.authorizedBy.signingSecret))),
   ];
+}
+
+/** Secret → its SHA-256 in hex, for the secrets in use (a partner's few): cleared when it fills. */
+const secretHashes = new Map<string, string>();
+
+/** The lowercase hex SHA-256 of a signing secret's UTF-8 bytes, as `signing_secrets.secret_sha256` holds it. */
+function secretSha256(secret: string): string {
+  let hash = secretHashes.get(secret);
+  if (hash === undefined) {
+    if (secretHashes.size >= 1024) secretHashes.clear();
+    hash = createHash("sha256").update(secret, "utf8").digest("hex");
+    secretHashes.set(secret, hash);
+  }
+  return hash;
 }
 
 /**
