@@ -4,7 +4,7 @@
  * writing the same fields in the same order (level as its label, ISO time, the instance as its
  * base), both to stdout, in alternating rounds; ns per line on stderr. pino is not a dependency of
  * the project: install it anywhere (`npm i --prefix /tmp/pino pino`) and pass that directory.
- * Results in docs/performance.md ("The request log").
+ * Results in docs/performance.md ("The request log: ours kept over pino").
  * @module
  */
 import { createRequire } from "node:module";

@@ -3,7 +3,7 @@
  * listener's `requestDone` (one counter, one histogram, the 401/429/event counters when they
  * apply) and a store call through `instrument` (the proxy, two clock reads, one histogram), each
  * timed over a million calls after a warm-up. A few seconds of one core; figures in
- * docs/performance.md ("Metrics").
+ * docs/performance.md ("Metrics: what `--metrics-port` adds to a request").
  */
 import { createServerMetrics } from "../packages/node-adapter/src/metrics.js";
 

@@ -11,7 +11,8 @@
  * (two `--rss` runs), for more full collections of a small heap (17 against 7 in 20 s of GET load,
  * 3-7 ms each). Under sustained signed-POST load those extra collections show in the tail: in 10
  * of the bench runner's alternating rounds, p99 1.27x the bare server's against 1.11x for a build
- * defaulting to 0 (5 rounds did not separate them; docs/performance.md, "The full run on 8ee47d3").
+ * defaulting to 0 (5 rounds did not separate them; docs/performance.md, "The RSS saw-tooth and the
+ * heap growing factor").
  * 0 is the setting for a server that weighs POST latency over flat memory. The serve command sets
  * it; an embedding team's process is its own to tune (node's `--heap-growing-percent`).
  * @module

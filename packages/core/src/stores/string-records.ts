@@ -3,7 +3,7 @@
  *
  * The collector never traces a byte array's contents. So a million stored events cost it a few
  * hundred chunks, not millions of strings and objects: each full collection of a large store would
- * otherwise trace them all (docs/performance.md, "Events held off the traced heap").
+ * otherwise trace them all (docs/performance.md, "Memory per event").
  *
  * Each string is stored exactly. An ASCII string takes one byte a code unit (written by a loop
  * when short and by `TextEncoder.encodeInto` otherwise, read by `TextDecoder`). Any other string takes its UTF-16 code units,
