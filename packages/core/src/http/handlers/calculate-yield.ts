@@ -40,8 +40,7 @@ export const calculateYield: PartnerHandler = async ({ request, partner, params 
 /**
  * The answer's body exactly as `JSON.stringify({ success: true, data })` writes it (same keys,
  * same order), without walking the object: every field of a quote is a canonical decimal (digits,
- * `.`, `-`), which JSON writes as it is between quotes. It cost 470 ns a quote in `JSON.stringify`,
- * a seventh of the whole request in process (test: the same text for any quote).
+ * `.`, `-`), which JSON writes as it is between quotes (test: the same text for any quote).
  * @example quoteBody({ principal: "1000", annual_yield: "45", monthly_yield: "3.674809", net_apy_for_user: "0.045" }); // '{"success":true,"data":{"principal":"1000",…,"net_apy_for_user":"0.045"}}'
  */
 export function quoteBody(data: YieldQuote): string {
