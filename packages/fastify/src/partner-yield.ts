@@ -6,7 +6,13 @@
  * @module
  */
 import type { PartnerApi } from "@partner-yield/core";
-import type { FastifyError, FastifyInstance, FastifyPluginAsync } from "fastify";
+import type {
+  FastifyError,
+  FastifyInstance,
+  FastifyPluginAsync,
+  FastifyReply,
+  FastifyRequest,
+} from "fastify";
 import { addMount } from "./mounts.js";
 import { replyFromCore } from "./reply-from-core.js";
 
@@ -43,10 +49,7 @@ async function plugin(instance: FastifyInstance, options: PartnerYieldOptions): 
     // Anything else (an app hook's error) is the app's to answer.
     throw error;
   });
-  const handler = (
-    request: Parameters<typeof replyFromCore>[1],
-    reply: Parameters<typeof replyFromCore>[2],
-  ) => replyFromCore(api, request, reply);
+  const handler = (request: FastifyRequest, reply: FastifyReply) => replyFromCore(api, request, reply);
   // `/` under a prefix is the prefix itself and the prefix with `/` (prefixTrailingSlash "both").
   instance.all(path === "" ? "/" : path, handler);
   instance.all(`${path}/*`, handler);
