@@ -1,25 +1,21 @@
-/** Express 5: one route for everything under `/api/partner`, through `toPlainRequest`. */
-import type { PartnerApiHandler } from "@partner-yield/core";
-import { toPlainRequest } from "@partner-yield/node-adapter";
+/** Express 5 with `@partner-yield/express`: the API as a middleware under its base path, beside the app's routes. */
+import type { PartnerApi } from "@partner-yield/core";
+import { partnerYield } from "@partner-yield/express";
 import express from "express";
 import type { Listening, ListenOptions } from "./listening.js";
-import { BASE_PATH } from "./partner-api.js";
 
-export function createExpressApp(api: PartnerApiHandler, basePath = BASE_PATH): express.Express {
+export function createExpressApp(api: PartnerApi): express.Express {
   const app = express();
-  // No express.json() on this route: the core reads the raw bytes, after authentication, and
-  // verifies the HMAC over them. Behind a proxy, set "trust proxy" and pass { clientAddress: req.ip }.
-  app.all(`${basePath}/*rest`, async (req, res) => {
-    const out = await api.handle(toPlainRequest(req, { clientAddress: req.socket.remoteAddress }));
-    res.writeHead(out.status, out.headers).end(out.body ?? undefined);
-  });
+  // Before any body parser: the core reads the raw bytes, after authentication, and verifies the
+  // HMAC over them. Behind a proxy, set "trust proxy": the core counts req.ip.
+  app.use(api.basePath, partnerYield({ api }));
   return app;
 }
 
-export function start(api: PartnerApiHandler, options: ListenOptions = {}): Promise<Listening> {
-  const { port = 8787, host = "127.0.0.1", basePath } = options;
+export function start(api: PartnerApi, options: ListenOptions = {}): Promise<Listening> {
+  const { port = 8787, host = "127.0.0.1" } = options;
   return new Promise((resolve) => {
-    const server = createExpressApp(api, basePath).listen(port, host, () => {
+    const server = createExpressApp(api).listen(port, host, () => {
       const { port: bound } = server.address() as { port: number };
       resolve({
         url: `http://${host}:${bound}`,

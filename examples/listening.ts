@@ -1,7 +1,11 @@
-/** Where a Node example listens, and the prefix it routes to the API (the API's `basePath`). */
+/** Where a Node example listens. */
 export interface ListenOptions {
   readonly port?: number;
   readonly host?: string;
+  /**
+   * The prefix Hono routes to the API, which must be the API's `basePath`; the Fastify and Express
+   * examples read it from the API itself (`api.basePath`).
+   */
   readonly basePath?: string;
 }
 

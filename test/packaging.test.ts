@@ -2,7 +2,8 @@
  * The published packages as a team outside the workspace gets them: packed from a clean copy of the
  * repository (no dist/: `prepack` must build it), installed with npm into an empty project in a
  * temporary directory, imported with types (tsc, strict), the Hono recipe run on the team's own
- * data, the installed `partner-yield` bin stopped with SIGTERM, the harness bin answering --help.
+ * data, the installed `partner-yield` bin stopped with SIGTERM, the harness bin answering --help,
+ * and the Fastify plugin and the Express middleware certified by the installed harness.
  * Slow by nature (three builds, one npm install): one pack and one install serve every test here.
  */
 import assert from "node:assert/strict";
@@ -17,6 +18,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from "node:fs";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -35,6 +37,8 @@ const PACKAGES = [
   { name: "@partner-yield/store-redis", dir: "packages/store-redis" },
   { name: "@partner-yield/node-adapter", dir: "packages/node-adapter" },
   { name: "@partner-yield/harness", dir: "harness" },
+  { name: "@partner-yield/fastify", dir: "packages/fastify" },
+  { name: "@partner-yield/express", dir: "packages/express" },
 ];
 /** The example files an outsider copies for the Hono recipe, and the data they load. */
 const HONO_RECIPE = ["partner-api.ts", "listening.ts", "hono.ts", "start.ts"];
@@ -106,6 +110,7 @@ describe("packed packages installed with npm outside the workspace", { timeout: 
     );
     const examples = (await import("../examples/package.json", { with: { type: "json" } })).default as {
       dependencies: Record<string, string>;
+      devDependencies: Record<string, string>;
     };
     log("npm install of the tarballs into an empty project");
     await run(
@@ -119,12 +124,16 @@ describe("packed packages installed with npm outside the workspace", { timeout: 
         "@types/node@20",
         `hono@${examples.dependencies["hono"]}`,
         `@hono/node-server@${examples.dependencies["@hono/node-server"]}`,
+        `fastify@${examples.dependencies["fastify"]}`,
+        `express@${examples.dependencies["express"]}`,
+        `@types/express@${examples.devDependencies["@types/express"]}`,
       ],
       { cwd: app, env: OUTSIDE, maxBuffer: 16 * 1024 * 1024 },
     );
     for (const file of HONO_RECIPE) cpSync(join(ROOT, "examples", file), join(app, "src", file));
     cpSync(join(ROOT, "examples", "data"), join(app, "src", "data"), { recursive: true });
     writeFileSync(join(app, "src", "consumer.ts"), CONSUMER);
+    writeFileSync(join(app, "src", "mounts.ts"), MOUNTS);
     writeFileSync(
       join(app, "tsconfig.json"),
       JSON.stringify({
@@ -235,6 +244,86 @@ describe("packed packages installed with npm outside the workspace", { timeout: 
     }
   });
 
+  for (const framework of ["fastify", "express"] as const) {
+    test(`@partner-yield/${framework} from its tarball passes the installed harness at both levels under /yield/v1, beside the app's routes; close() returns after an oversized chunked event`, async (t) => {
+      const harness = join(app, "node_modules", ".bin", "partner-yield-conformance");
+      for (const level of ["spec", "reference"] as const) {
+        // A fresh app for each level, as a fresh server for each run: the failed-authentication
+        // limit counts per address and minute.
+        const child = spawn(
+          process.execPath,
+          [join(app, "out", "mounts.js"), framework, join(ROOT, "fixtures")],
+          {
+            cwd: app,
+            env: OUTSIDE,
+            stdio: ["ignore", "pipe", "pipe"],
+          },
+        );
+        try {
+          const line = (await waitForOutput(child, "stdout", /^(\{.*\})$/m).matched)[1]!;
+          const { url, demo, foreignSlug } = JSON.parse(line) as MountedApp;
+          await ownRoutesWork(url);
+          const certify = await run(
+            process.execPath,
+            [
+              harness,
+              "run",
+              "--base-url",
+              `${url}/yield/v1`,
+              "--level",
+              level,
+              "--wallet",
+              demo.walletWithPositions,
+              "--fixtures",
+              join(ROOT, "fixtures"),
+              "--foreign-slug",
+              foreignSlug,
+              "--fail-on-skip",
+              "--rpm",
+              "3000",
+            ],
+            {
+              cwd: app,
+              env: {
+                ...OUTSIDE,
+                PARTNER_API_KEY: demo.sandboxApiKey,
+                PARTNER_SIGNING_SECRET: demo.signingSecret,
+                PARTNER_OTHER_ENV_API_KEY: demo.productionApiKey,
+                PARTNER_REVOKED_API_KEY: demo.revokedSandboxApiKey,
+              },
+              maxBuffer: 16 * 1024 * 1024,
+            },
+          ).catch((error: { stdout?: string; stderr?: string }) => {
+            throw new Error(
+              `${framework}, level ${level}:\n${error.stdout ?? ""}${error.stderr ?? String(error)}`,
+            );
+          });
+          const summary = /[0-9]+ passed, [0-9]+ failed, [0-9]+ warnings, [0-9]+ skipped/.exec(
+            certify.stdout,
+          )?.[0];
+          t.diagnostic(`${framework}, level ${level}: ${summary}`);
+          assert.match(summary ?? "", /^[1-9][0-9]* passed, 0 failed, 0 warnings/, certify.stdout);
+          await ownRoutesWork(url);
+          if (level === "reference") {
+            await oversizedChunkedEvent(new URL(url), demo.sandboxApiKey);
+            child.kill("SIGTERM");
+            const done = await Promise.race([
+              exited(child),
+              new Promise((r) => setTimeout(() => r("late"), 10_000)),
+            ]);
+            assert.deepEqual(
+              done,
+              { code: 0, signal: null },
+              "close() returned and the process ended within 10 s",
+            );
+          }
+        } finally {
+          await stop(child);
+        }
+      }
+    });
+  }
+
   test("the installed harness bin answers run --help", async () => {
     const bin = join(app, "node_modules", ".bin", "partner-yield-conformance");
     const { stdout } = await run(process.execPath, [bin, "run", "--help"], {
@@ -244,6 +333,52 @@ describe("packed packages installed with npm outside the workspace", { timeout: 
     assert.match(stdout, /--base-url/);
   });
 });
+
+/** What the outside app prints once listening: its URL, and the demo inputs of the fixtures it serves. */
+interface MountedApp {
+  readonly url: string;
+  readonly demo: {
+    readonly sandboxApiKey: string;
+    readonly signingSecret: string;
+    readonly productionApiKey: string;
+    readonly revokedSandboxApiKey: string;
+    readonly walletWithPositions: string;
+  };
+  readonly foreignSlug: string;
+}
+
+/** The outside app's own routes: a GET, and a POST whose JSON body the app's own parser reads. */
+async function ownRoutesWork(url: string): Promise<void> {
+  assert.deepEqual(await (await fetch(`${url}/status`)).json(), { ok: true });
+  const echo = await fetch(`${url}/internal/echo`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ hello: "team" }),
+  });
+  assert.deepEqual(await echo.json(), { received: { hello: "team" } });
+}
+
+/** Twice the 64 KiB limit as a chunked event, then the client ends its side: 413, the socket closed. */
+async function oversizedChunkedEvent(url: URL, apiKey: string): Promise<void> {
+  const socket = connect(Number(url.port), url.hostname);
+  socket.on("error", () => undefined);
+  let received = "";
+  socket.setEncoding("latin1").on("data", (chunk: string) => {
+    received += chunk;
+  });
+  const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+  socket.write(
+    "POST /yield/v1/webhooks/inbound HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" +
+      `X-Api-Key: ${apiKey}\r\nX-Partner-Event: partner.user.created\r\n` +
+      `X-Partner-Signature: ${"0".repeat(64)}\r\nIdempotency-Key: oversized\r\nTransfer-Encoding: chunked\r\n\r\n`,
+  );
+  const chunk = "x".repeat(16_384);
+  for (let i = 0; i < 8; i++) socket.write(`${chunk.length.toString(16)}\r\n${chunk}\r\n`);
+  for (let i = 0; i < 250 && !received.includes("\r\n\r\n"); i++) await new Promise((r) => setTimeout(r, 20));
+  socket.end();
+  await closed;
+  assert.match(received, /^HTTP\/1\.1 413 [\s\S]*\r\nconnection: close\r\n/i);
+}
 
 async function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
@@ -294,4 +429,53 @@ console.log(JSON.stringify({
   listener: typeof createListener(api),
   others: [typeof runEventStoreSuite, typeof EvmPositionSource, typeof RATE_LIMIT_MANY_SCRIPT],
 }));
+`;
+
+/**
+ * The outside app for the framework packages: `node out/mounts.js fastify|express FIXTURES_DIR`
+ * mounts the API at /yield/v1 beside a GET and a POST /internal/echo of its own, prints its URL
+ * and the harness's inputs as one JSON line, and closes on SIGTERM (exit 0 once close() returned).
+ */
+const MOUNTS = `import type { Server } from "node:http";
+import { createPartnerApi } from "@partner-yield/core";
+import { partnerYield as middleware } from "@partner-yield/express";
+import { partnerYield as plugin, partnerYieldFrameworkErrors } from "@partner-yield/fastify";
+import { DEMO_CREDENTIALS, loadFixtureDir } from "@partner-yield/node-adapter";
+import express from "express";
+import Fastify from "fastify";
+
+const [framework, fixtures] = process.argv.slice(2);
+const data = loadFixtureDir(fixtures!);
+const api = createPartnerApi({
+  environment: "sandbox",
+  ...data,
+  basePath: "/yield/v1",
+  rateLimitOverride: 1000,
+});
+let close: () => Promise<void>;
+let url: string;
+if (framework === "fastify") {
+  const app = Fastify({ frameworkErrors: partnerYieldFrameworkErrors() });
+  app.get("/status", async () => ({ ok: true }));
+  app.post("/internal/echo", async (request) => ({ received: request.body }));
+  await app.register(plugin, { api, prefix: "/yield/v1" });
+  url = await app.listen({ port: 0, host: "127.0.0.1" });
+  close = () => app.close();
+} else {
+  const app = express();
+  app.use("/yield/v1", middleware({ api }));
+  app.use(express.json());
+  app.get("/status", (_req, res) => { res.json({ ok: true }); });
+  app.post("/internal/echo", (req, res) => { res.json({ received: req.body }); });
+  const server = await new Promise<Server>((resolve) => {
+    const listening = app.listen(0, "127.0.0.1", () => resolve(listening));
+  });
+  url = \`http://127.0.0.1:\${(server.address() as { port: number }).port}\`;
+  close = () => new Promise((resolve) => server.close(() => resolve()));
+}
+// The harness's inputs for these fixtures: the demo credentials and another partner's product.
+const own = new Set(data.productRecords.filter((p) => p.partnerId === DEMO_CREDENTIALS.partnerId).map((p) => p.slug));
+const foreignSlug = data.productRecords.map((p) => p.slug).filter((slug) => !own.has(slug)).sort()[0];
+console.log(JSON.stringify({ url, demo: DEMO_CREDENTIALS, foreignSlug }));
+process.once("SIGTERM", () => void close().then(() => process.exit(0)));
 `;

@@ -73,6 +73,11 @@ export function parseLevel(value: string): Level {
   throw new ConfigError(`--level must be "spec" or "reference", got ${echoInput(value)}`);
 }
 
+/**
+ * `--base-url`: where the API is mounted, an http(s) URL without query, fragment or credentials;
+ * its path (if any) is kept, without a trailing `/`.
+ * @example parseBaseUrl("http://127.0.0.1:8080/yield/v1/"); // "http://127.0.0.1:8080/yield/v1"
+ */
 export function parseBaseUrl(value: string): string {
   let url: URL;
   try {
@@ -94,7 +99,8 @@ export function parseBaseUrl(value: string): string {
 }
 
 /**
- * `--base-path`: the API's own base path (core's `basePath`), `""` for the root of the base URL.
+ * `--base-path`: the API's own base path under the base URL (core's `basePath`), `""` for the base
+ * URL itself; without it, `defaultApiBasePath` (http/client.ts) decides from the base URL's path.
  * Leading slash, no trailing one; `/` is read as `""`.
  * @example parseBasePath("/v1/partner/"); // "/v1/partner"
  */

@@ -22,8 +22,6 @@ export async function discover(
     readonly baseUrl: string;
     readonly apiKey: string;
     readonly apiKeySource: string;
-    /** The API's own base path (`--base-path`), for the message when the product list is not found. */
-    readonly apiBasePath?: string | undefined;
     readonly timeoutMs?: number | undefined;
   },
 ): Promise<Discovery> {
@@ -47,17 +45,11 @@ export async function discover(
     );
   }
   if (status === 404) {
-    const basePath = settings.apiBasePath ?? DEFAULT_API_BASE_PATH;
-    const doubled =
-      basePath !== "" && new URL(settings.baseUrl).pathname.replace(/\/+$/, "").endsWith(basePath)
-        ? ` --base-url already ends with ${basePath}, which the harness adds itself: leave it out of --base-url.`
-        : "";
+    const code = problemCode(exchange);
     throw new ConfigError(
-      `GET ${exchange.request.url} answered 404${problemCode(exchange) ? ` ${problemCode(exchange)}` : ""}: ` +
-        `the API is not there. --base-url is where the deployment is mounted (https://host, or https://host/yield/v1 ` +
-        `behind a mount path) and --base-path the API's own base path under it (now ${JSON.stringify(settings.apiBasePath ?? DEFAULT_API_BASE_PATH)}; ` +
-        `"" or /v1/partner for another basePath), so the products are at <base-url><base-path>/products ` +
-        `(or the target answers a refused API key with 404: check ${source}).${doubled}`,
+      `GET ${exchange.request.url} answered 404${code ? ` ${code}` : ""}: the API is not there. ` +
+        notFoundHint(settings.baseUrl, client.apiBasePath) +
+        ` (Or the target answers a refused API key with 404: check ${source}.)`,
     );
   }
   if (status !== 200)
@@ -96,4 +88,22 @@ export async function discover(
 
 function integerOrUndefined(value: unknown): number | undefined {
   return typeof value === "number" && Number.isInteger(value) ? value : undefined;
+}
+
+/**
+ * How `--base-url` and `--base-path` combine, and which of them to change, for the message when
+ * the product list is not found.
+ */
+function notFoundHint(baseUrl: string, apiBasePath: string): string {
+  const mount = new URL(baseUrl).pathname.replace(/\/+$/, "");
+  const rule =
+    "--base-url is where the API is mounted: https://host/yield/v1 when a framework or gateway mounts " +
+    "it there (its product list is then https://host/yield/v1/products), or a server root " +
+    `(https://host), where the API answers under ${DEFAULT_API_BASE_PATH} as interface.md shows. ` +
+    `--base-path is the API's own base path under --base-url, now ${JSON.stringify(apiBasePath)}`;
+  if (apiBasePath !== "" && mount.endsWith(apiBasePath))
+    return `${rule}. --base-url already ends with ${apiBasePath}, which --base-path adds again: leave one of them out.`;
+  if (mount === "")
+    return `${rule}: put the API's mount path in --base-url (https://host/yield/v1), or give --base-path ("" or /v1/partner for another basePath).`;
+  return `${rule}: when the API's own base path follows the mount path, give it (--base-path ${DEFAULT_API_BASE_PATH}, or /v1/partner).`;
 }

@@ -68,10 +68,12 @@ against it. With a signing secret, one signed event (and one signed with a wrong
 it first: a secret the target refuses is exit 2, like a refused API key.
 
 Target and credentials (secrets from the environment; flags work too, and are redacted in reports):
-  --base-url URL            target, e.g. https://sandbox.example.com        [$${ENV.baseUrl}]
-                            with its mount path if it has one: https://host/yield/v1
-  --base-path PATH          the API's own base path under --base-url (core's basePath):
-                            /api/partner (default), /v1/partner, or "" for none
+  --base-url URL            where the API is mounted                          [$${ENV.baseUrl}]
+                            a mount path: https://host/yield/v1 (the products at …/yield/v1/products)
+                            a server root: https://sandbox.example.com (the API under /api/partner)
+  --base-path PATH          the API's own base path under --base-url (core's basePath), when
+                            it is not the default: "" under a mount path, /api/partner under a
+                            server root; e.g. /v1/partner
   --api-key KEY             the partner's API key                            [$${ENV.apiKey}]
   --signing-secret SECRET   the event signing secret (events checks)         [$${ENV.signingSecret}]
   --other-env-api-key KEY   a key of the other environment (AUTH-03)        [$${ENV.otherEnvApiKey}]
@@ -138,9 +140,10 @@ every class of them, is inconclusive (exit 1 unless --allow-inconclusive), never
   --json FILE       the results as JSON
 
 With --base-url (credentials from the environment, as for run):
-  --base-url URL    the deployment                                    [$${ENV.baseUrl}]
-                    with its mount path if it has one: https://host/yield/v1
-  --base-path PATH  the API's own base path under it: /api/partner (default), /v1/partner, ""
+  --base-url URL    where the API is mounted: https://host/yield/v1, or a server root
+                    (https://host, the API under /api/partner)        [$${ENV.baseUrl}]
+  --base-path PATH  the API's own base path under it, when not the default ("" under a
+                    mount path, /api/partner under a server root); e.g. /v1/partner
   --api-key KEY     the partner's API key                              [$${ENV.apiKey}]
   --wallet ADDRESS  a wallet that holds a position (the position properties read it too)
   --product-sample N  products whose positions are read, every kind first (default ${DEFAULTS.apiPropertyProducts})

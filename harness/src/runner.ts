@@ -36,9 +36,12 @@ import { VERSION } from "./version.js";
 
 /** Everything a run needs, resolved: the target, its credentials and the knobs. */
 export interface RunSettings {
-  /** Where the deployment is mounted: an origin, with a path when it has one (`https://host/yield/v1`). */
+  /** Where the API is mounted: a server root, or the mount path when it has one (`https://host/yield/v1`). */
   readonly baseUrl: string;
-  /** The API's own base path under `baseUrl` (`--base-path`); `/api/partner` by default. */
+  /**
+   * The API's own base path under `baseUrl` (`--base-path`); by default `/api/partner` under a server
+   * root and `""` under a URL with a path (`defaultApiBasePath`).
+   */
   readonly apiBasePath?: string;
   readonly embedded: boolean;
   readonly apiKey: string;
@@ -411,7 +414,6 @@ export async function runConformance(settings: RunSettings, hooks: RunHooks = {}
   try {
     const discovery = await discover(client, {
       baseUrl: settings.baseUrl,
-      apiBasePath: settings.apiBasePath,
       timeoutMs: settings.timeoutMs,
       apiKey: settings.apiKey,
       apiKeySource: settings.apiKeySource ?? "PARTNER_API_KEY",

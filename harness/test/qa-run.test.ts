@@ -17,7 +17,7 @@ import { VirtualClock } from "../src/docs/samples.js";
 import { type EmbeddedTarget, startEmbeddedTarget } from "../src/embedded.js";
 import { FAULTS } from "../src/faults/faults.js";
 import { EVENTS, intercept, rewriteJson } from "../src/faults/interceptors.js";
-import { HttpClient, onBasePath } from "../src/http/client.js";
+import { defaultApiBasePath, HttpClient, onBasePath } from "../src/http/client.js";
 import { main } from "../src/main.js";
 import { Redactor } from "../src/redact.js";
 import { toJUnit } from "../src/reporters/junit.js";
@@ -51,7 +51,41 @@ describe("a deployment on a mount path, or with another base path", () => {
     assert.equal(onBasePath("/healthz", "/v1/partner"), "/healthz");
   });
 
-  test("--base-url with a mount path and --base-path run; the default base path is exit 2 naming --base-path", async () => {
+  test("without --base-path, the API is at the base URL's path, or under /api/partner on a server root", () => {
+    assert.equal(defaultApiBasePath("http://127.0.0.1:8787"), "/api/partner");
+    assert.equal(defaultApiBasePath("http://127.0.0.1:8787/"), "/api/partner");
+    assert.equal(defaultApiBasePath("https://gw.example/yield/v1"), "");
+    assert.equal(defaultApiBasePath("https://gw.example/api/partner"), "");
+  });
+
+  test("--base-url with a mount path runs against the API mounted there, with no --base-path", async () => {
+    // What a framework mount looks like: the API's routes right under /yield/v1.
+    const target = await startEmbeddedTarget({ basePath: "/yield/v1" });
+    try {
+      const { out, io } = captureIo(envOf(target));
+      const args = [
+        "run",
+        "--base-url",
+        `${target.baseUrl}/yield/v1/`,
+        "--rpm",
+        "6000",
+        "--only",
+        "PRD,AUTH-01",
+      ];
+      assert.equal(await main(args, io), 0, out.stdout + out.stderr);
+      assert.match(out.stdout, /[1-9][0-9]* passed, 0 failed/);
+      const root = captureIo(envOf(target));
+      assert.equal(await main(["run", "--base-url", target.baseUrl, "--only", "PRD-01"], root.io), 2);
+      assert.match(
+        root.out.stderr,
+        /\/api\/partner\/products answered 404[\s\S]*put the API's mount path in --base-url/,
+      );
+    } finally {
+      await target.close();
+    }
+  });
+
+  test("a mount path and the API's own base path: --base-path adds it; without it, exit 2 naming --base-path", async () => {
     // The API at /yield/v1/v1/partner: a mount /yield/v1 in front of core's basePath /v1/partner.
     const target = await startEmbeddedTarget({ basePath: "/yield/v1/v1/partner" });
     try {
@@ -69,8 +103,14 @@ describe("a deployment on a mount path, or with another base path", () => {
       assert.match(ok.out.stdout, /passed/);
       const wrong = captureIo(envOf(target));
       assert.equal(await main(args, wrong.io), 2);
-      assert.match(wrong.out.stderr, /answered 404[\s\S]*--base-path/);
-      assert.match(wrong.out.stderr, /\/yield\/v1\/api\/partner\/products/);
+      assert.match(
+        wrong.out.stderr,
+        /\/yield\/v1\/products answered 404[\s\S]*give it \(--base-path \/api\/partner/,
+      );
+      const doubled = captureIo(envOf(target));
+      const twice = ["--base-url", `${target.baseUrl}/yield/v1/v1/partner`, "--base-path", "/v1/partner"];
+      assert.equal(await main(["run", ...twice, "--only", "PRD-01"], doubled.io), 2);
+      assert.match(doubled.out.stderr, /already ends with \/v1\/partner/);
     } finally {
       await target.close();
     }

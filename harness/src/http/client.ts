@@ -64,8 +64,9 @@ export interface HttpClientOptions {
   /** Where the deployment is mounted: its origin, and a path prefix when it has one (`https://host/yield/v1`). */
   readonly baseUrl: string;
   /**
-   * The API's own base path (core's `basePath`): `/api/partner` by default, `""` or `/v1/partner`
-   * for another mount. Checks write paths as `/api/partner/…`; that prefix is replaced by this one.
+   * The API's own base path under `baseUrl` (core's `basePath`); by default `defaultApiBasePath`:
+   * `/api/partner` under a server root, `""` under a URL with a path. Checks write paths as
+   * `/api/partner/…`; that prefix is replaced by this one.
    */
   readonly apiBasePath?: string;
   readonly bucket: TokenBucket;
@@ -84,9 +85,10 @@ export interface HttpClientOptions {
 
 export class HttpClient {
   readonly baseUrl: string;
+  /** The API's own base path under `baseUrl`, as given or by default (`defaultApiBasePath`). */
+  readonly apiBasePath: string;
   readonly #origin: string;
   readonly #basePath: string;
-  readonly #apiBasePath: string;
   readonly #bucket: TokenBucket;
   readonly #agent: Agent;
   readonly #timeoutMs: number;
@@ -103,7 +105,7 @@ export class HttpClient {
     this.baseUrl = options.baseUrl.replace(/\/+$/, "");
     this.#origin = url.origin;
     this.#basePath = url.pathname.replace(/\/+$/, "");
-    this.#apiBasePath = options.apiBasePath ?? DEFAULT_API_BASE_PATH;
+    this.apiBasePath = options.apiBasePath ?? defaultApiBasePath(options.baseUrl);
     this.#bucket = options.bucket;
     this.#timeoutMs = options.timeoutMs ?? 15_000;
     this.#maxRetryWaitMs = options.maxRetryWaitMs ?? 65_000;
@@ -141,7 +143,7 @@ export class HttpClient {
   /** Sends a request on behalf of a check. Transport failures are recorded, not thrown. */
   async send(checkId: string, spec: RequestSpec): Promise<Exchange> {
     const started = performance.now();
-    const path = this.#basePath + onBasePath(spec.path, this.#apiBasePath);
+    const path = this.#basePath + onBasePath(spec.path, this.apiBasePath);
     const request: RecordedRequest = {
       method: spec.method,
       url: this.#origin + path,
@@ -236,8 +238,20 @@ export class HttpClient {
   }
 }
 
-/** The API's base path when none is given (interface.md's paths). */
+/** The API's base path on a server root (interface.md's paths). */
 export const DEFAULT_API_BASE_PATH = "/api/partner";
+
+/**
+ * The API's own base path under a base URL when `--base-path` is not given. The path of the base
+ * URL is where the API is mounted (a framework's prefix, a gateway's route), so the API answers
+ * right there; a URL without a path is a server root, where the API answers under interface.md's
+ * `/api/partner`.
+ * @example defaultApiBasePath("https://api.example.com"); // "/api/partner"
+ * @example defaultApiBasePath("https://api.example.com/yield/v1"); // ""
+ */
+export function defaultApiBasePath(baseUrl: string): string {
+  return new URL(baseUrl).pathname.replace(/\/+$/, "") === "" ? DEFAULT_API_BASE_PATH : "";
+}
 
 /**
  * A check's path on the deployment's own base path.

@@ -2,6 +2,12 @@
  * @partner-yield/node-adapter: the partner API on plain node:http, and the `partner-yield` CLI.
  * @module
  */
+export {
+  answerFromCore,
+  BodyAlreadyReadError,
+  type CoreAnswer,
+  type CoreAnswerOptions,
+} from "./answer-from-core.js";
 export { type BannerData, type BannerInput, formatBanner } from "./banner.js";
 export {
   type ConnectionGuard,

@@ -23,6 +23,11 @@ import { ROUTES } from "./routes.js";
 
 export interface PartnerApi extends PartnerApiHandler {
   readonly environment: Environment;
+  /**
+   * Where the API answers (`PartnerApiOptions.basePath`, `/api/partner` by default): a framework
+   * mount checks that it routes this path to the API.
+   */
+  readonly basePath: string;
   /** The event store in use (the default memory one unless given). */
   readonly events: EventStore;
   /** True while the instance accepts traffic; false after `close()`. */
@@ -48,6 +53,7 @@ export function createPartnerApi(options: PartnerApiOptions): PartnerApi {
 
   return {
     environment: deps.environment,
+    basePath: deps.basePath,
     events: deps.events,
     // One async function for the whole pipeline (not one per step): each extra layer costs a
     // promise, a suspended frame and a reaction per request (docs/performance.md).

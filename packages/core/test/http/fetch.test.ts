@@ -65,10 +65,11 @@ test("a streamed body over the limit is refused with 413 without reading it all"
   assert.ok(pulled < 20, `pulled ${pulled} chunks`);
 });
 
-test("with a basePath, the API answers under it through Request/Response", async () => {
-  const mounted = toFetchHandler(
-    createPartnerApi({ environment: "sandbox", ...loadSandbox(), basePath: "/v1/partner" }),
-  );
+test("with a basePath, the API answers under it through Request/Response (and says where)", async () => {
+  const api = createPartnerApi({ environment: "sandbox", ...loadSandbox(), basePath: "/v1/partner" });
+  assert.equal(api.basePath, "/v1/partner");
+  assert.equal(createPartnerApi({ environment: "sandbox", ...loadSandbox() }).basePath, "/api/partner");
+  const mounted = toFetchHandler(api);
   const res = await mounted(
     new Request("http://sandbox.test/v1/partner/products/usdc-base-prime", {
       headers: { "X-Api-Key": DEMO.sandboxApiKey },
