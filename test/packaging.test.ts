@@ -34,6 +34,7 @@ const PACKAGES = [
   { name: "@partner-yield/store-postgres", dir: "packages/store-postgres" },
   { name: "@partner-yield/store-redis", dir: "packages/store-redis" },
   { name: "@partner-yield/node-adapter", dir: "packages/node-adapter" },
+  { name: "@partner-yield/server", dir: "packages/server" },
   { name: "@partner-yield/harness", dir: "harness" },
 ];
 /** The example files an outsider copies for the Hono recipe, and the data they load. */
@@ -204,7 +205,7 @@ describe("packed packages installed with npm outside the workspace", { timeout: 
   });
 
   test("the installed partner-yield bin serves the team's data and stops gracefully on SIGTERM to its PID", async () => {
-    const bin = join(app, "node_modules", "@partner-yield", "node-adapter", "bin", "partner-yield.js");
+    const bin = join(app, "node_modules", "@partner-yield", "server", "bin", "partner-yield.js");
     const child = spawn(
       process.execPath,
       [
@@ -228,7 +229,7 @@ describe("packed packages installed with npm outside the workspace", { timeout: 
       child.kill("SIGTERM");
       assert.deepEqual(await exited(child), { code: 0, signal: null }, stderr.text());
       await stderr.matched;
-      // The lifecycle lines are JSON on stderr (node-adapter README, Logs).
+      // The lifecycle lines are JSON on stderr (server README, Logs).
       assert.match(stderr.text(), /"msg":"shutting_down"[^\n]*"signal":"SIGTERM"/);
     } finally {
       await stop(child);
@@ -256,7 +257,8 @@ const CONSUMER = `import { createPartnerApi, generateApiKey, hashApiKey, loadFix
 import { parseAmount } from "@partner-yield/core/math";
 import { runEventStoreSuite } from "@partner-yield/core/testing";
 import { CHECKS } from "@partner-yield/harness";
-import { apiKeyRow, createListener } from "@partner-yield/node-adapter";
+import { createListener } from "@partner-yield/node-adapter";
+import { apiKeyRow } from "@partner-yield/server";
 import { EvmPositionSource } from "@partner-yield/source-evm";
 import { createPool } from "@partner-yield/store-postgres";
 import { RATE_LIMIT_MANY_SCRIPT } from "@partner-yield/store-redis";

@@ -4,7 +4,7 @@
  * the file, and the field where there is one.
  * @module
  */
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
@@ -21,24 +21,6 @@ import { withDemoProductionKey } from "./demo.js";
  * @example loadFixtureDir(DEFAULT_FIXTURES_DIR);
  */
 export const DEFAULT_FIXTURES_DIR: string = fileURLToPath(new URL("../../../fixtures/", import.meta.url));
-
-/**
- * Why `serve` has nothing to serve, or undefined: without `--database-url`, the fixtures directory
- * must exist. An installed package carries no fixtures, so its default (a path inside
- * node_modules) is missing: the message names both ways to give it data.
- * @example missingDataSource("/nope", false); // "no data to serve: the fixtures directory /nope does not exist; …"
- */
-export function missingDataSource(dir: string, isDefault: boolean): string | undefined {
-  if (existsSync(dir)) return undefined;
-  const which = isDefault
-    ? `no --fixtures was given and the default fixtures directory ${dir} does not exist (an installed partner-yield carries no fixtures)`
-    : `the fixtures directory ${dir} does not exist`;
-  return (
-    `no data to serve: ${which}. Give --fixtures DIR (or PARTNER_YIELD_FIXTURES) with partners.json, ` +
-    "products.json, vaults.json and prices.json for a sandbox from files, or --database-url URL (or " +
-    "DATABASE_URL) for PostgreSQL after `partner-yield db migrate` and `db import-fixtures DIR`."
-  );
-}
 
 /**
  * The parsed contents of the four fixture files in `dir`.
