@@ -4,7 +4,7 @@
  * the file, and the field where there is one.
  * @module
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
@@ -16,11 +16,20 @@ import {
 } from "@partner-yield/core";
 import { withDemoProductionKey } from "./demo.js";
 
+/** The package's own copy of the sandbox fixtures: a packed package carries one (`prepack` makes it). */
+const PACKED_FIXTURES_DIR = fileURLToPath(new URL("../fixtures/", import.meta.url));
+/** The repository's `fixtures/`, from a checkout. */
+const CHECKOUT_FIXTURES_DIR = fileURLToPath(new URL("../../../fixtures/", import.meta.url));
+
 /**
- * The repository's `fixtures/` directory, resolved from this file (src/ or dist/), not the cwd.
+ * The sandbox fixtures, resolved from this file (src/ or dist/), not the cwd: the package's own
+ * `fixtures/` when it has them (installed from its tarball), else the repository's (a checkout).
  * @example loadFixtureDir(DEFAULT_FIXTURES_DIR);
  */
-export const DEFAULT_FIXTURES_DIR: string = fileURLToPath(new URL("../../../fixtures/", import.meta.url));
+export const DEFAULT_FIXTURES_DIR: string =
+  existsSync(PACKED_FIXTURES_DIR) || !existsSync(CHECKOUT_FIXTURES_DIR)
+    ? PACKED_FIXTURES_DIR
+    : CHECKOUT_FIXTURES_DIR;
 
 /**
  * The parsed contents of the four fixture files in `dir`.

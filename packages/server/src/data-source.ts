@@ -6,14 +6,14 @@ import { existsSync } from "node:fs";
 
 /**
  * Why `serve` has nothing to serve, or undefined: without `--database-url`, the fixtures directory
- * must exist. An installed package carries no fixtures, so its default (a path inside
- * node_modules) is missing: the message names both ways to give it data.
+ * must exist. The default is the sandbox fixtures the node adapter's package carries; one installed
+ * without them has none: the message names both ways to give it data.
  * @example missingDataSource("/nope", false); // "no data to serve: the fixtures directory /nope does not exist; …"
  */
 export function missingDataSource(dir: string, isDefault: boolean): string | undefined {
   if (existsSync(dir)) return undefined;
   const which = isDefault
-    ? `no --fixtures was given and the default fixtures directory ${dir} does not exist (an installed partner-yield carries no fixtures)`
+    ? `no --fixtures was given and the default fixtures directory ${dir} does not exist (the node adapter was installed without its sandbox fixtures)`
     : `the fixtures directory ${dir} does not exist`;
   return (
     `no data to serve: ${which}. Give --fixtures DIR (or PARTNER_YIELD_FIXTURES) with partners.json, ` +

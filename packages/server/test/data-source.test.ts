@@ -1,11 +1,11 @@
 /**
- * `partner-yield serve` with no data source: an installed package carries no fixtures, so its
- * default fixtures directory (a path inside node_modules) is missing, and `serve` must say so,
- * naming --fixtures and --database-url, instead of failing on a file path with no hint. The
+ * `partner-yield serve` with no data source: a node adapter installed without its sandbox fixtures
+ * has no default fixtures directory, and `serve` must say so, naming --fixtures and
+ * --database-url, instead of failing on a file path with no hint. The
  * installed layout is rebuilt here: the CLI's sources copied into
  * TMP/node_modules/@partner-yield/server/src and the node adapter's (which resolves the default
- * fixtures directory) into TMP/node_modules/@partner-yield/node-adapter/src, whose default
- * fixtures directory (TMP/node_modules/fixtures) does not exist.
+ * fixtures directory) into TMP/node_modules/@partner-yield/node-adapter/src, without its
+ * fixtures/ (and TMP/node_modules/fixtures, a checkout's, does not exist either).
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -81,7 +81,7 @@ describe("serve without a data source", () => {
       stderr,
       /cannot start: no data to serve: no --fixtures was given and the default fixtures directory/,
     );
-    assert.match(stderr, /an installed partner-yield carries no fixtures/);
+    assert.match(stderr, /the node adapter was installed without its sandbox fixtures/);
     assert.match(stderr, /--fixtures DIR \(or PARTNER_YIELD_FIXTURES\)/);
     assert.match(stderr, /--database-url URL \(or\s+DATABASE_URL\)/);
   });
