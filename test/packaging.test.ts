@@ -108,6 +108,9 @@ describe("packed packages installed with npm outside the workspace", { timeout: 
     const examples = (await import("../examples/package.json", { with: { type: "json" } })).default as {
       dependencies: Record<string, string>;
     };
+    const storePostgres = (
+      await import("../packages/store-postgres/package.json", { with: { type: "json" } })
+    ).default as { devDependencies: Record<string, string> };
     log("npm install of the tarballs into an empty project");
     await run(
       "npm",
@@ -118,6 +121,8 @@ describe("packed packages installed with npm outside the workspace", { timeout: 
         "--prefer-offline",
         ...tarballs.values(),
         "@types/node@20",
+        // store-postgres's types name pg's (an optional peer of it: a TypeScript project adds it).
+        `@types/pg@${storePostgres.devDependencies["@types/pg"]}`,
         `hono@${examples.dependencies["hono"]}`,
         `@hono/node-server@${examples.dependencies["@hono/node-server"]}`,
       ],
