@@ -1,9 +1,9 @@
 /**
  * Writes the OpenAPI 3.1 document generated from the core's zod schemas to docs/openapi.json.
  *
- *   tsx packages/node-adapter/src/write-openapi.ts            write (or leave an up-to-date file alone)
- *   tsx packages/node-adapter/src/write-openapi.ts --check    exit 1 when the file is stale (CI)
- *   tsx packages/node-adapter/src/write-openapi.ts --out FILE write somewhere else
+ *   tsx packages/server/src/write-openapi.ts            write (or leave an up-to-date file alone)
+ *   tsx packages/server/src/write-openapi.ts --check    exit 1 when the file is stale (CI)
+ *   tsx packages/server/src/write-openapi.ts --out FILE write somewhere else
  * @module
  */
 import { parseArgs } from "node:util";
