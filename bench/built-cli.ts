@@ -7,6 +7,7 @@
  * @module
  */
 import { execFile, execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -18,18 +19,21 @@ export const ROOT = fileURLToPath(new URL("../", import.meta.url));
  * @example spawn(process.execPath, [cliBin(), "serve", "--port", "8080"], { env: builtEnv() });
  */
 export function cliBin(root: string = ROOT): string {
-  return join(root, "packages/node-adapter/bin/partner-yield.js");
+  // A checkout from before @partner-yield/server has the bin in the node adapter.
+  const before = join(root, "packages/node-adapter/bin/partner-yield.js");
+  const bin = join(root, "packages/server/bin/partner-yield.js");
+  return existsSync(bin) || !existsSync(before) ? bin : before;
 }
 
 /**
- * Brings the built CLI (node-adapter and the packages it references) up to date: `tsc -b`, which
+ * Brings the built CLI (the server package and the packages it references) up to date: `tsc -b`, which
  * does nothing when `dist/` is current.
  * @example buildCli(); // then spawn(process.execPath, [cliBin(), "serve", …])
  */
 export function buildCli(): void {
   execFileSync(
     process.execPath,
-    [join(ROOT, "node_modules/typescript/bin/tsc"), "-b", "packages/node-adapter/tsconfig.build.json"],
+    [join(ROOT, "node_modules/typescript/bin/tsc"), "-b", "packages/server/tsconfig.build.json"],
     { cwd: ROOT, stdio: "inherit" },
   );
 }

@@ -16,7 +16,7 @@ import { BENCH_SERVER_ENV } from "./built-cli.js";
 const heapMiB = Number(process.argv[2] ?? "128");
 const bodyBytes = Number(process.argv[3] ?? "100");
 const port = Number(process.argv[4] ?? "20100");
-const CLI = fileURLToPath(new URL("../packages/node-adapter/src/cli.ts", import.meta.url));
+const CLI = fileURLToPath(new URL("../packages/server/src/cli.ts", import.meta.url));
 
 const child = spawn(
   process.execPath,

@@ -5,7 +5,7 @@
  * timed over a million calls after a warm-up. A few seconds of one core; figures in
  * docs/performance.md ("Metrics: what `--metrics-port` adds to a request").
  */
-import { createServerMetrics } from "../packages/node-adapter/src/metrics.js";
+import { createServerMetrics } from "../packages/server/src/metrics.js";
 
 const N = 1_000_000;
 const metrics = createServerMetrics({ processMetrics: false });

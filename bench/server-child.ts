@@ -3,7 +3,7 @@
  * source on 127.0.0.1 with a free port, its open descriptors and resident memory read from /proc.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { BENCH_SERVER_ENV } from "./built-cli.js";
@@ -28,7 +28,10 @@ export async function startServerChild(
   fdLimit?: number,
 ): Promise<ServerChild> {
   const root = repo ?? fileURLToPath(new URL("../", import.meta.url));
-  const cli = join(root, "packages/node-adapter/src/cli.ts");
+  // A checkout from before @partner-yield/server has the CLI in the node adapter.
+  const cli = ["packages/server/src/cli.ts", "packages/node-adapter/src/cli.ts"]
+    .map((path) => join(root, path))
+    .find((path) => existsSync(path))!;
   const args = [
     "--conditions=@partner-yield/source",
     "--import",

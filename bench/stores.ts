@@ -30,7 +30,7 @@ const SECONDS = Number(process.env["BENCH_SECONDS"] ?? "5");
 const CONNECTIONS = 50;
 const IN_PROCESS_ONLY = process.argv.includes("--in-process");
 const REDIS_URL = process.env["PARTNER_YIELD_TEST_REDIS_URL"] ?? "redis://127.0.0.1:6379";
-const CLI = fileURLToPath(new URL("../packages/node-adapter/src/cli.ts", import.meta.url));
+const CLI = fileURLToPath(new URL("../packages/server/src/cli.ts", import.meta.url));
 
 const body = JSON.stringify({
   event_type: "partner.user.created",

@@ -12,7 +12,7 @@ import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { SERVE_FLAGS } from "../packages/node-adapter/src/cli-options.js";
+import { SERVE_FLAGS } from "../packages/server/src/cli-options.js";
 import { ROOT } from "./support/processes.js";
 
 const DEPLOY = join(ROOT, "deploy");

@@ -1,10 +1,19 @@
 /**
  * The published packages as a team outside the workspace gets them: packed from a clean copy of the
- * repository (no dist/: `prepack` must build it), installed with npm into an empty project in a
- * temporary directory, imported with types (tsc, strict), the Hono recipe run on the team's own
- * data, the installed `partner-yield` bin stopped with SIGTERM, the harness bin answering --help,
- * and the Fastify plugin and the Express middleware certified by the installed harness.
- * Slow by nature (three builds, one npm install): one pack and one install serve every test here.
+ * repository (no dist/: `prepack` must build it), installed with npm into empty directories in a
+ * temporary directory, as each kind of user installs them:
+ * - everything in one project: imported with types (tsc, strict), the Hono recipe run on the
+ *   team's own data;
+ * - the core and the node adapter alone (a team serving the API from Node): none of the stores'
+ *   or the chain source's libraries comes with them, and `startServer` answers a GET;
+ * - the server, `npm i -g` with the workspace packages it depends on: `partner-yield serve`
+ *   answers, stops on SIGTERM, and `db migrate` migrates a fresh database (PostgreSQL);
+ * - the harness with the core (QA): neither the server nor a store comes with it, and it certifies
+ *   a server started from the workspace.
+ * - the Fastify plugin and the Express middleware, from their tarballs in that first project,
+ *   certified by the installed harness at both levels under /yield/v1.
+ * Slow by nature (every package built, four npm installs): one pack and one install of each kind
+ * serve every test here.
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, execFile, spawn } from "node:child_process";
@@ -14,6 +23,7 @@ import {
   mkdirSync,
   mkdtempSync,
   readdirSync,
+  readFileSync,
   rmSync,
   symlinkSync,
   writeFileSync,
@@ -24,6 +34,9 @@ import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 import { ACME, positionAnswers, signedEventIsStoredOnce, yieldCalcAnswers } from "../examples/test/acme.js";
+import { DEMO_CREDENTIALS as DEMO } from "../packages/node-adapter/src/demo.js";
+import { type RunningServer, startServer } from "../packages/node-adapter/src/index.js";
+import { gate, postgresReachable, testDatabase } from "../packages/store-postgres/test/database.js";
 import { exited, pnpmEntry, ROOT, waitForOutput } from "./support/processes.js";
 
 const run = promisify(execFile);
@@ -36,6 +49,7 @@ const PACKAGES = [
   { name: "@partner-yield/store-postgres", dir: "packages/store-postgres" },
   { name: "@partner-yield/store-redis", dir: "packages/store-redis" },
   { name: "@partner-yield/node-adapter", dir: "packages/node-adapter" },
+  { name: "@partner-yield/server", dir: "packages/server" },
   { name: "@partner-yield/harness", dir: "harness" },
   { name: "@partner-yield/fastify", dir: "packages/fastify" },
   { name: "@partner-yield/express", dir: "packages/express" },
@@ -69,10 +83,58 @@ async function cleanCopy(into: string): Promise<void> {
     });
 }
 
+/** The libraries of the stores and the chain source: none may come with the core and the node adapter. */
+const BACKEND_LIBRARIES = ["viem", "ox", "pg", "ioredis", "prom-client", "@opentelemetry/api"];
+
+const services = gate({ PostgreSQL: await postgresReachable() });
+const database = services.available ? await testDatabase("packaging", { migrated: false }) : undefined;
+
+/** `npm install` of `specs` in `cwd`, as an outsider runs it (`args` first: `-g --prefix DIR`). */
+async function npmInstall(
+  cwd: string,
+  specs: readonly string[],
+  args: readonly string[] = [],
+): Promise<void> {
+  mkdirSync(cwd, { recursive: true });
+  if (args.length === 0 && !existsSync(join(cwd, "package.json")))
+    writeFileSync(
+      join(cwd, "package.json"),
+      JSON.stringify({ name: "outsider", private: true, type: "module" }),
+    );
+  await run("npm", ["install", ...args, "--no-audit", "--no-fund", "--prefer-offline", ...specs], {
+    cwd,
+    env: OUTSIDE,
+    maxBuffer: 16 * 1024 * 1024,
+  });
+}
+
+/** The name of every package npm installed in `dir`'s node_modules (nested ones too). */
+function installedPackages(dir: string): Set<string> {
+  const lock = JSON.parse(readFileSync(join(dir, "node_modules", ".package-lock.json"), "utf8")) as {
+    packages: Record<string, unknown>;
+  };
+  return new Set(
+    Object.keys(lock.packages).map((path) => path.slice(path.lastIndexOf("node_modules/") + 13)),
+  );
+}
+
+/** The package.json a tarball ships. */
+async function manifestOf(tarball: string): Promise<Record<string, Record<string, unknown> | undefined>> {
+  const { stdout } = await run("tar", ["xzf", tarball, "-O", "package/package.json"]);
+  return JSON.parse(stdout) as Record<string, Record<string, unknown> | undefined>;
+}
+
 describe("packed packages installed with npm outside the workspace", { timeout: 900_000 }, () => {
   let work: string;
   const tarballs = new Map<string, string>();
   let app: string;
+  /** The core and the node adapter alone. */
+  let light: string;
+  /** `npm i -g --prefix global` of the server and the workspace packages it depends on. */
+  let global: string;
+  /** The core and the harness alone. */
+  let qa: string;
+  const tarball = (name: string) => tarballs.get(name)!;
 
   before(async () => {
     work = mkdtempSync(join(tmpdir(), "partner-yield-packaging-"));
@@ -112,24 +174,40 @@ describe("packed packages installed with npm outside the workspace", { timeout: 
       dependencies: Record<string, string>;
       devDependencies: Record<string, string>;
     };
-    log("npm install of the tarballs into an empty project");
-    await run(
-      "npm",
-      [
-        "install",
-        "--no-audit",
-        "--no-fund",
-        "--prefer-offline",
+    const storePostgres = (
+      await import("../packages/store-postgres/package.json", { with: { type: "json" } })
+    ).default as { devDependencies: Record<string, string> };
+    light = join(work, "light");
+    global = join(work, "global");
+    qa = join(work, "qa");
+    log("npm install into empty directories: everything; core + node-adapter; -g server; core + harness");
+    await Promise.all([
+      npmInstall(app, [
         ...tarballs.values(),
         "@types/node@20",
+        // store-postgres's types name pg's (an optional peer of it: a TypeScript project adds it).
+        `@types/pg@${storePostgres.devDependencies["@types/pg"]}`,
         `hono@${examples.dependencies["hono"]}`,
         `@hono/node-server@${examples.dependencies["@hono/node-server"]}`,
         `fastify@${examples.dependencies["fastify"]}`,
         `express@${examples.dependencies["express"]}`,
         `@types/express@${examples.devDependencies["@types/express"]}`,
-      ],
-      { cwd: app, env: OUTSIDE, maxBuffer: 16 * 1024 * 1024 },
-    );
+      ]),
+      npmInstall(light, [tarball("@partner-yield/core"), tarball("@partner-yield/node-adapter")]),
+      npmInstall(
+        global,
+        [
+          "@partner-yield/server",
+          "@partner-yield/node-adapter",
+          "@partner-yield/core",
+          "@partner-yield/store-postgres",
+          "@partner-yield/store-redis",
+          "@partner-yield/source-evm",
+        ].map(tarball),
+        ["-g", "--prefix", global],
+      ),
+      npmInstall(qa, [tarball("@partner-yield/core"), tarball("@partner-yield/harness")]),
+    ]);
     for (const file of HONO_RECIPE) cpSync(join(ROOT, "examples", file), join(app, "src", file));
     cpSync(join(ROOT, "examples", "data"), join(app, "src", "data"), { recursive: true });
     writeFileSync(join(app, "src", "consumer.ts"), CONSUMER);
@@ -178,6 +256,25 @@ describe("packed packages installed with npm outside the workspace", { timeout: 
         `${name}: ${files.filter((f) => /test|tsbuild/.test(f))}`,
       );
     }
+    // The node adapter carries the sandbox fixtures its DEFAULT_FIXTURES_DIR reads.
+    const { stdout } = await run("tar", ["tzf", tarball("@partner-yield/node-adapter")]);
+    for (const file of ["partners.json", "products.json", "vaults.json", "prices.json"])
+      assert.ok(stdout.split("\n").includes(`package/fixtures/${file}`), `node-adapter: fixtures/${file}`);
+  });
+
+  test("each manifest depends on what its code runs: the node adapter on the core, the harness on neither server nor store", async () => {
+    const adapter = await manifestOf(tarball("@partner-yield/node-adapter"));
+    assert.deepEqual(adapter["dependencies"], { "@partner-yield/core": "0.1.0" });
+    const harness = await manifestOf(tarball("@partner-yield/harness"));
+    assert.deepEqual(
+      Object.keys(harness["dependencies"] ?? {}).filter((name) => name.startsWith("@partner-yield/")),
+      ["@partner-yield/core"],
+    );
+    assert.deepEqual(harness["peerDependencies"], { "@partner-yield/node-adapter": "0.1.0" });
+    assert.deepEqual(harness["peerDependenciesMeta"], { "@partner-yield/node-adapter": { optional: true } });
+    const storePostgres = await manifestOf(tarball("@partner-yield/store-postgres"));
+    assert.ok(!("@types/pg" in (storePostgres["dependencies"] ?? {})), "@types/pg is no runtime dependency");
+    assert.deepEqual(storePostgres["peerDependenciesMeta"], { "@types/pg": { optional: true } });
   });
 
   test("a consumer imports every package with types (strict tsc passed, and misuse is a type error) and runs", async () => {
@@ -212,23 +309,50 @@ describe("packed packages installed with npm outside the workspace", { timeout: 
     }
   });
 
-  test("the installed partner-yield bin serves the team's data and stops gracefully on SIGTERM to its PID", async () => {
-    const bin = join(app, "node_modules", "@partner-yield", "node-adapter", "bin", "partner-yield.js");
+  test("the core and the node adapter install alone (no store, chain or metrics library) and startServer answers a GET", async () => {
+    const installed = installedPackages(light);
+    assert.ok(installed.has("@partner-yield/node-adapter") && installed.has("@partner-yield/core"));
+    for (const name of BACKEND_LIBRARIES)
+      assert.ok(!installed.has(name), `${name} installed with the node adapter`);
+    assert.ok(![...installed].some((name) => /^@partner-yield\/(server|store-|source-)/.test(name)));
+    writeFileSync(join(light, "serve.js"), LIGHT_SCRIPT);
+    const { stdout } = await run(process.execPath, ["serve.js"], { cwd: light, env: OUTSIDE });
+    const answer = JSON.parse(stdout) as { status: number; slugs: string[] };
+    assert.equal(answer.status, 200);
+    // The sandbox fixtures the package carries (README: the demo product of the curl examples).
+    assert.ok(answer.slugs.includes("usdc-base-prime"), stdout);
+  });
+
+  test("npm i -g of the server: partner-yield serve answers /healthz on the sandbox fixtures it carries", async () => {
     const child = spawn(
-      process.execPath,
-      [
-        bin,
-        "serve",
-        "--port",
-        "0",
-        "--log",
-        "none",
-        "--drain-delay",
-        "0",
-        "--fixtures",
-        join(app, "src", "data"),
-      ],
-      { cwd: app, env: OUTSIDE, stdio: ["ignore", "pipe", "pipe"] },
+      join(global, "bin", "partner-yield"),
+      ["serve", "--port", "0", "--drain-delay", "0"],
+      {
+        cwd: work,
+        env: OUTSIDE,
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    try {
+      const url = (await waitForOutput(child, "stdout", /serving sandbox at (http:\/\/\S+)/).matched)[1]!;
+      const health = await fetch(`${url}/healthz`);
+      assert.equal(health.status, 200);
+      await health.arrayBuffer();
+      const products = await fetch(`${url}/api/partner/products`, {
+        headers: { "x-api-key": DEMO.sandboxApiKey },
+      });
+      assert.equal(products.status, 200);
+      await products.arrayBuffer();
+    } finally {
+      await stop(child);
+    }
+  });
+
+  test("npm i -g of the server: partner-yield serve serves the team's data and stops gracefully on SIGTERM to its PID", async () => {
+    const child = spawn(
+      join(global, "bin", "partner-yield"),
+      ["serve", "--port", "0", "--log", "none", "--drain-delay", "0", "--fixtures", join(app, "src", "data")],
+      { cwd: work, env: OUTSIDE, stdio: ["ignore", "pipe", "pipe"] },
     );
     try {
       const url = (await waitForOutput(child, "stdout", /serving sandbox at (http:\/\/\S+)/).matched)[1]!;
@@ -237,7 +361,7 @@ describe("packed packages installed with npm outside the workspace", { timeout: 
       child.kill("SIGTERM");
       assert.deepEqual(await exited(child), { code: 0, signal: null }, stderr.text());
       await stderr.matched;
-      // The lifecycle lines are JSON on stderr (node-adapter README, Logs).
+      // The lifecycle lines are JSON on stderr (server README, Logs).
       assert.match(stderr.text(), /"msg":"shutting_down"[^\n]*"signal":"SIGTERM"/);
     } finally {
       await stop(child);
@@ -324,13 +448,78 @@ describe("packed packages installed with npm outside the workspace", { timeout: 
     });
   }
 
-  test("the installed harness bin answers run --help", async () => {
-    const bin = join(app, "node_modules", ".bin", "partner-yield-conformance");
-    const { stdout } = await run(process.execPath, [bin, "run", "--help"], {
-      cwd: app,
-      env: OUTSIDE,
+  services.test(
+    "npm i -g of the server: partner-yield db migrate migrates a fresh database, db status says it is current",
+    async () => {
+      const bin = join(global, "bin", "partner-yield");
+      const env = { ...OUTSIDE, DATABASE_URL: database!.url };
+      const migrated = await run(bin, ["db", "migrate"], { cwd: work, env });
+      assert.match(migrated.stdout, /schema version 0; applying \d+ migration\(s\)\n {2}applied 0001_/);
+      const status = await run(bin, ["db", "status"], { cwd: work, env });
+      assert.match(status.stdout, /schema version\s+\d+ \(current\)/);
+    },
+  );
+
+  describe("the harness with the core alone", () => {
+    let server: RunningServer;
+    before(async () => {
+      // A server started from the workspace, as QA finds a deployment.
+      server = await startServer({ port: 0, log: "none", rateLimitQuota: 1000 });
     });
-    assert.match(stdout, /--base-url/);
+    after(() => server?.close());
+
+    test("neither the server, the node adapter nor a store comes with it", () => {
+      const installed = installedPackages(qa);
+      assert.ok(installed.has("@partner-yield/harness"));
+      for (const name of ["@partner-yield/server", "@partner-yield/node-adapter", ...BACKEND_LIBRARIES])
+        assert.ok(!installed.has(name), `${name} installed with the harness`);
+      assert.ok(![...installed].some((name) => /^@partner-yield\/(store-|source-)/.test(name)));
+    });
+
+    test("partner-yield-conformance run --base-url certifies a server from the workspace, every input given", async () => {
+      const { stdout } = await run(
+        join(qa, "node_modules", ".bin", "partner-yield-conformance"),
+        [
+          "run",
+          "--base-url",
+          server.url,
+          "--wallet",
+          DEMO.walletWithPositions,
+          "--fixtures",
+          join(ROOT, "fixtures"),
+          "--foreign-slug",
+          "usdc-ethereum-contoso",
+          "--rpm",
+          "6000",
+          "--fail-on-skip",
+        ],
+        {
+          cwd: qa,
+          env: {
+            ...OUTSIDE,
+            PARTNER_API_KEY: DEMO.sandboxApiKey,
+            PARTNER_SIGNING_SECRET: DEMO.signingSecret,
+            PARTNER_OTHER_ENV_API_KEY: DEMO.productionApiKey,
+            PARTNER_REVOKED_API_KEY: DEMO.revokedSandboxApiKey,
+          },
+          maxBuffer: 16 * 1024 * 1024,
+        },
+      );
+      const summary = /(\d+) passed, 0 failed,/.exec(stdout);
+      assert.ok(summary !== null, stdout);
+      assert.ok(Number(summary[1]) >= 50, `${summary[1]} checks passed`);
+    });
+
+    test("its embedded run names the optional peer to install (exit 2)", async () => {
+      const bin = join(qa, "node_modules", ".bin", "partner-yield-conformance");
+      const failed = await run(bin, ["run"], { cwd: qa, env: OUTSIDE }).then(
+        () => assert.fail("the embedded run started without the node adapter"),
+        (error: { code?: number; stderr?: string }) => error,
+      );
+      assert.equal(failed.code, 2, failed.stderr);
+      assert.match(failed.stderr ?? "", /needs @partner-yield\/node-adapter, an optional peer dependency/);
+      assert.match(failed.stderr ?? "", /npm install @partner-yield\/node-adapter/);
+    });
   });
 });
 
@@ -386,12 +575,23 @@ async function stop(child: ChildProcess): Promise<void> {
   await exited(child);
 }
 
+/** A team serving the API from Node with the node adapter alone: one GET through startServer, on the sandbox. */
+const LIGHT_SCRIPT = `import { createNodePartnerApi, DEMO_CREDENTIALS, startServer } from "@partner-yield/node-adapter";
+const api = createNodePartnerApi({ environment: "sandbox" });
+const server = await startServer({ api, port: 0, log: "none" });
+const res = await fetch(\`\${server.url}/api/partner/products\`, { headers: { "x-api-key": DEMO_CREDENTIALS.sandboxApiKey } });
+const body = await res.json();
+await server.close();
+console.log(JSON.stringify({ status: res.status, slugs: body.data.map((p) => p.slug) }));
+`;
+
 /** What a team writes first: one import from each package, typed; each misuse below must fail to compile. */
 const CONSUMER = `import { createPartnerApi, generateApiKey, hashApiKey, loadFixtures, type PlainResponse } from "@partner-yield/core";
 import { parseAmount } from "@partner-yield/core/math";
 import { runEventStoreSuite } from "@partner-yield/core/testing";
 import { CHECKS } from "@partner-yield/harness";
-import { apiKeyRow, createListener } from "@partner-yield/node-adapter";
+import { createListener } from "@partner-yield/node-adapter";
+import { apiKeyRow } from "@partner-yield/server";
 import { EvmPositionSource } from "@partner-yield/source-evm";
 import { createPool } from "@partner-yield/store-postgres";
 import { RATE_LIMIT_MANY_SCRIPT } from "@partner-yield/store-redis";

@@ -31,7 +31,7 @@ test("SIGTERM to the PID running `pnpm serve` reaches the server: graceful shutd
     assert.ok(child.kill("SIGTERM"));
     const { code, signal } = await exited(child);
     await stderr.matched.catch(() => undefined);
-    // The lifecycle lines on stderr are JSON (node-adapter README, "Logs").
+    // The lifecycle lines on stderr are JSON (server README, "Logs").
     const lines = stderr
       .text()
       .split("\n")

@@ -17,7 +17,7 @@ import autocannon from "autocannon";
 import ts from "typescript";
 import { signBody } from "../../packages/core/src/index.js";
 import { DEMO_CREDENTIALS as DEMO } from "../../packages/node-adapter/src/demo.js";
-import { BENCH_SERVER_ENV, buildCli, migrateAndImportFixtures } from "../built-cli.js";
+import { BENCH_SERVER_ENV, buildCli, cliBin, migrateAndImportFixtures } from "../built-cli.js";
 import { intFlagOf, parseFlags, usageError } from "../cli-flags.js";
 import {
   ADMIN_URL,
@@ -330,7 +330,7 @@ function startOurs(
   const args = [
     ...profileArgs(name),
     ...NODE_ARGS,
-    join(root, "packages/node-adapter/bin/partner-yield.js"),
+    cliBin(root),
     "serve",
     "--port",
     String(port),
@@ -351,8 +351,11 @@ function startOurs(
 /** Whether the built CLI of a checkout takes `--max-events` (added with the in-memory bounds). */
 function hasEventBounds(root: string): boolean {
   if (root === ROOT) return true;
-  const options = join(root, "packages/node-adapter/dist/cli-options.js");
-  return existsSync(options) && readFileSync(options, "utf8").includes('"max-events"');
+  // The CLI's options are in the server package, or in the node adapter before it.
+  return ["packages/server", "packages/node-adapter"].some((dir) => {
+    const options = join(root, dir, "dist/cli-options.js");
+    return existsSync(options) && readFileSync(options, "utf8").includes('"max-events"');
+  });
 }
 
 function startComparison(

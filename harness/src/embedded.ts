@@ -2,6 +2,8 @@
  * The embedded target: the real node-adapter server on 127.0.0.1 and an ephemeral port, with the
  * sandbox fixtures and the demo credentials, so `run` without `--base-url` is a full demonstration.
  * The fault-injecting servers of the harness's own tests are the same thing with a `wrap`.
+ * `@partner-yield/node-adapter` is an optional peer of the harness, loaded only here: a run
+ * against `--base-url` needs nothing but the harness.
  * @module
  */
 import type { PartnerApi, PartnerApiHandler, SandboxData } from "@partner-yield/core";
@@ -66,15 +68,7 @@ export const EMBEDDED_QUOTA = 1000;
 
 /** Starts the embedded sandbox server. Throws ConfigError when it cannot start. */
 export async function startEmbeddedTarget(options: EmbeddedOptions = {}): Promise<EmbeddedTarget> {
-  let adapter: typeof import("@partner-yield/node-adapter");
-  try {
-    adapter = await import("@partner-yield/node-adapter");
-  } catch (error) {
-    throw new ConfigError(
-      `the embedded server needs @partner-yield/node-adapter, which could not be loaded (${(error as Error).message}); ` +
-        "pass --base-url to test a running deployment instead",
-    );
-  }
+  const adapter = await loadNodeAdapter("the embedded server");
   const { DEFAULT_FIXTURES_DIR, loadFixtureDir, startServer } = adapter;
   const DEMO_CREDENTIALS: DemoCredentials = options.credentials ?? adapter.DEMO_CREDENTIALS;
   const dir = options.fixturesDir ?? DEFAULT_FIXTURES_DIR;
@@ -132,6 +126,27 @@ export async function startEmbeddedTarget(options: EmbeddedOptions = {}): Promis
   };
 }
 
+/**
+ * The node adapter (the server, the sandbox fixtures, the demo credentials), an optional peer
+ * dependency. Throws ConfigError naming the package to install when it is not there.
+ */
+async function loadNodeAdapter(what: string): Promise<typeof import("@partner-yield/node-adapter")> {
+  try {
+    return await import("@partner-yield/node-adapter");
+  } catch (error) {
+    const missing =
+      (error as NodeJS.ErrnoException).code === "ERR_MODULE_NOT_FOUND" &&
+      (error as Error).message.includes("'@partner-yield/node-adapter'");
+    throw new ConfigError(
+      `${what} needs @partner-yield/node-adapter, an optional peer dependency of the harness, which ` +
+        (missing
+          ? "is not installed: install it beside the harness (npm install @partner-yield/node-adapter, or its tarball with the core's)"
+          : `could not be loaded (${(error as Error).message})`) +
+        "; or pass --base-url to test a running deployment",
+    );
+  }
+}
+
 /** The inputs that certify a sandbox server on the demo fixtures: every optional one of `run`. */
 export interface SandboxInputs {
   readonly credentials: DemoCredentials;
@@ -145,14 +160,7 @@ export interface SandboxInputs {
  * published sandbox demo credentials: a production server refuses every one of them.
  */
 export async function sandboxInputs(fixturesDir?: string): Promise<SandboxInputs> {
-  let adapter: typeof import("@partner-yield/node-adapter");
-  try {
-    adapter = await import("@partner-yield/node-adapter");
-  } catch (error) {
-    throw new ConfigError(
-      `sandbox-keys needs @partner-yield/node-adapter, which could not be loaded (${(error as Error).message})`,
-    );
-  }
+  const adapter = await loadNodeAdapter("sandbox-keys");
   const dir = fixturesDir ?? adapter.DEFAULT_FIXTURES_DIR;
   let data: ReturnType<typeof adapter.loadFixtureDir>;
   try {

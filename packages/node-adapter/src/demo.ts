@@ -36,22 +36,6 @@ export const DEMO_PRODUCTION_KEY_ROW = Object.freeze({
 } as const);
 
 /**
- * Every credential published with partner-yield (README, this file, the fixtures): anyone can
- * read them, so none may ever unlock a production server (CONTRACT §4, "Published credentials").
- */
-export const PUBLISHED_API_KEYS: readonly string[] = Object.freeze([
-  DEMO_CREDENTIALS.sandboxApiKey,
-  DEMO_CREDENTIALS.productionApiKey,
-  DEMO_CREDENTIALS.revokedSandboxApiKey,
-  DEMO_CREDENTIALS.otherPartnerSandboxApiKey,
-]);
-export const PUBLISHED_SIGNING_SECRETS: readonly string[] = Object.freeze([
-  DEMO_CREDENTIALS.signingSecret,
-  DEMO_CREDENTIALS.rotatedSigningSecret,
-  DEMO_CREDENTIALS.otherPartnerSigningSecret,
-]);
-
-/**
  * The fixture files with `DEMO_PRODUCTION_KEY_ROW` added to the demo partner, when they are the
  * demo fixtures (they hold the demo sandbox key); any other files are returned as they are.
  * @example loadFixtures(withDemoProductionKey(readFixtureDir("fixtures/")));

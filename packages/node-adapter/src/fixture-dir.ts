@@ -16,29 +16,20 @@ import {
 } from "@partner-yield/core";
 import { withDemoProductionKey } from "./demo.js";
 
-/**
- * The repository's `fixtures/` directory, resolved from this file (src/ or dist/), not the cwd.
- * @example loadFixtureDir(DEFAULT_FIXTURES_DIR);
- */
-export const DEFAULT_FIXTURES_DIR: string = fileURLToPath(new URL("../../../fixtures/", import.meta.url));
+/** The package's own copy of the sandbox fixtures: a packed package carries one (`prepack` makes it). */
+const PACKED_FIXTURES_DIR = fileURLToPath(new URL("../fixtures/", import.meta.url));
+/** The repository's `fixtures/`, from a checkout. */
+const CHECKOUT_FIXTURES_DIR = fileURLToPath(new URL("../../../fixtures/", import.meta.url));
 
 /**
- * Why `serve` has nothing to serve, or undefined: without `--database-url`, the fixtures directory
- * must exist. An installed package carries no fixtures, so its default (a path inside
- * node_modules) is missing: the message names both ways to give it data.
- * @example missingDataSource("/nope", false); // "no data to serve: the fixtures directory /nope does not exist; …"
+ * The sandbox fixtures, resolved from this file (src/ or dist/), not the cwd: the package's own
+ * `fixtures/` when it has them (installed from its tarball), else the repository's (a checkout).
+ * @example loadFixtureDir(DEFAULT_FIXTURES_DIR);
  */
-export function missingDataSource(dir: string, isDefault: boolean): string | undefined {
-  if (existsSync(dir)) return undefined;
-  const which = isDefault
-    ? `no --fixtures was given and the default fixtures directory ${dir} does not exist (an installed partner-yield carries no fixtures)`
-    : `the fixtures directory ${dir} does not exist`;
-  return (
-    `no data to serve: ${which}. Give --fixtures DIR (or PARTNER_YIELD_FIXTURES) with partners.json, ` +
-    "products.json, vaults.json and prices.json for a sandbox from files, or --database-url URL (or " +
-    "DATABASE_URL) for PostgreSQL after `partner-yield db migrate` and `db import-fixtures DIR`."
-  );
-}
+export const DEFAULT_FIXTURES_DIR: string =
+  existsSync(PACKED_FIXTURES_DIR) || !existsSync(CHECKOUT_FIXTURES_DIR)
+    ? PACKED_FIXTURES_DIR
+    : CHECKOUT_FIXTURES_DIR;
 
 /**
  * The parsed contents of the four fixture files in `dir`.

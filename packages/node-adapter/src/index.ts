@@ -1,5 +1,5 @@
 /**
- * @partner-yield/node-adapter: the partner API on plain node:http, and the `partner-yield` CLI.
+ * @partner-yield/node-adapter: the partner API on plain node:http.
  * @module
  */
 export {
@@ -8,7 +8,6 @@ export {
   type CoreAnswer,
   type CoreAnswerOptions,
 } from "./answer-from-core.js";
-export { type BannerData, type BannerInput, formatBanner } from "./banner.js";
 export {
   type ConnectionGuard,
   type ConnectionLimits,
@@ -20,14 +19,14 @@ export {
 export { DEMO_CREDENTIALS } from "./demo.js";
 export { DEFAULT_FIXTURES_DIR, loadFixtureDir, readFixtureDir } from "./fixture-dir.js";
 export { nodeHmacSha256, nodeSha256 } from "./hmac.js";
-export { type ApiKeyRow, apiKeyRow, ForeignApiKeyError } from "./key-import.js";
 export {
+  type AnsweredRequest,
   createListener,
   type ListenerOptions,
   type ListenerTarget,
   type PartnerListener,
+  type ResponseOutcomeFields,
 } from "./listener.js";
-export { DEFAULT_OPENAPI_PATH, openApiJson, writeOpenApiDocument } from "./openapi-file.js";
 export { type PlainRequestOptions, toPlainRequest } from "./plain-request.js";
 export { type BodyState, createBodyReader, newBodyState } from "./request-body.js";
 export {
@@ -37,13 +36,16 @@ export {
   type LoggedError,
   type LogLevel,
   levelOf,
+  logInstance,
   logPath,
   type RequestLogEntry,
   type RequestLogOption,
+  resolveErrorLog,
   resolveStoreLog,
   STACK_WINDOW_MS,
   type StoreLogEntry,
   setLogInstance,
+  storeLogEntry,
 } from "./request-log.js";
 export { splitTarget } from "./request-target.js";
 export {
@@ -55,12 +57,4 @@ export {
   type StartServerOptions,
   startServer,
 } from "./server.js";
-export { type ServerLogEntry, serverLogEntry } from "./server-log.js";
-export { type StoreWatch, type StoreWatchOptions, watchStores } from "./store-watch.js";
-export {
-  otlpEndpoint,
-  type RequestTracing,
-  type TracedPorts,
-  traceHandler,
-  tracePorts,
-} from "./tracing.js";
+export { settlesWithin } from "./settles-within.js";

@@ -14,7 +14,6 @@ import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { ApiError, type PartnerApiHandler, type PlainResponse } from "@partner-yield/core";
 import { type ConnectionGuard, resetBeforeAccept } from "./connections.js";
-import type { AnsweredRequest } from "./metrics.js";
 import { incomingRequestId, plainHeaders } from "./plain-request.js";
 import { protocolRefusal } from "./protocol-checks.js";
 import {
@@ -44,6 +43,28 @@ import {
 import { splitTarget } from "./request-target.js";
 import { settlesWithin } from "./settles-within.js";
 
+/**
+ * What the listener knows of one answered request: the response (its outcome fields, when the
+ * core answered it), the path asked for, the status sent.
+ */
+export interface AnsweredRequest {
+  readonly outcome: ResponseOutcomeFields | undefined;
+  readonly path: string;
+  readonly status: number;
+  /** From the request's arrival to its response's end. */
+  readonly durationMs: number;
+}
+
+/**
+ * The outcome fields of a core response (`ResponseOutcome`: route template, error code, partner
+ * id) and its headers; all optional, so a response without them (the adapter's own) is counted too.
+ */
+export type ResponseOutcomeFields = Pick<PlainResponse, "headers"> & {
+  readonly route?: string | undefined;
+  readonly errorCode?: string | undefined;
+  readonly partnerId?: string | undefined;
+};
+
 export interface ListenerOptions {
   /**
    * A body the core did not read (it answered before, e.g. 401) is drained, keeping the connection
@@ -66,7 +87,7 @@ export interface ListenerOptions {
   readonly logHealthChecks?: boolean | undefined;
   /**
    * Called once per request when it is done (answered and its response closed), with its outcome:
-   * the metrics' hook (metrics.ts). Not called for `CONNECT` or a connection refused before a request.
+   * the server's metrics hook. Not called for `CONNECT` or a connection refused before a request.
    */
   readonly requestDone?: ((request: AnsweredRequest) => void) | undefined;
 }

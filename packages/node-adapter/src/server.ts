@@ -22,11 +22,9 @@ import {
 import { type ConnectionGuard, type ConnectionLimits, guardConnections } from "./connections.js";
 import { DEFAULT_FIXTURES_DIR, loadFixtureDir } from "./fixture-dir.js";
 import { nodeHmacSha256, nodeSha256 } from "./hmac.js";
-import { createListener, type PartnerListener } from "./listener.js";
-import type { AnsweredRequest } from "./metrics.js";
+import { type AnsweredRequest, createListener, type PartnerListener } from "./listener.js";
 import { flushRequestLog, type RequestLogOption, resolveErrorLog } from "./request-log.js";
 import { settlesWithin } from "./settles-within.js";
-import { type RequestTracing, traceHandler, tracePorts } from "./tracing.js";
 
 /** Server timeouts, in milliseconds. */
 export interface ServerTimeouts {
@@ -103,11 +101,6 @@ export interface NodeApiOptions {
    * e.g. a store watch's `suspect` (store-watch.ts), which logs a store going down and coming back.
    */
   readonly onStoreError?: ((error: Error) => void) | undefined;
-  /**
-   * OpenTelemetry traces (tracing.ts): the stores get a span for each call that waits; with
-   * `startServer`, each request a server span too. Default none: nothing is wrapped, no cost.
-   */
-  readonly tracing?: RequestTracing | undefined;
 }
 
 /**
@@ -130,7 +123,7 @@ export function createNodePartnerApi(options: NodeApiOptions = {}): PartnerApi {
   };
   return createPartnerApi({
     environment: options.environment ?? "sandbox",
-    ...(options.tracing === undefined ? ports : tracePorts(ports, options.tracing.tracer)),
+    ...ports,
     hmac: nodeHmacSha256,
     sha256: nodeSha256,
     bodyLimitBytes: options.bodyLimitBytes,
@@ -169,7 +162,7 @@ export interface StartServerOptions extends NodeApiOptions {
   readonly drainDelayMs?: number | undefined;
   /** Log `/healthz` and `/readyz` requests too (default false). */
   readonly logHealthChecks?: boolean | undefined;
-  /** Called once per request when it is done, with its outcome (metrics.ts's `requestDone`). */
+  /** Called once per request when it is done, with its outcome (the server's metrics hook). */
   readonly requestDone?: ((request: AnsweredRequest) => void) | undefined;
   /** Named store checks reported by `/readyz` (see `ListenerTarget.readinessChecks`). */
   readonly readinessChecks?: Readonly<Record<string, () => Promise<void>>> | undefined;
@@ -220,8 +213,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   if (!Number.isInteger(drainDelayMs) || drainDelayMs < 0)
     throw new RangeError("drainDelayMs must be a non-negative integer (milliseconds)");
   const api = options.api ?? createNodePartnerApi(options);
-  const given = options.handler ?? options.wrap?.(api) ?? api;
-  const handler = options.tracing === undefined ? given : traceHandler(given, options.tracing);
+  const handler = options.handler ?? options.wrap?.(api) ?? api;
   const target =
     handler === api && options.readinessChecks === undefined && options.instanceChecks === undefined
       ? api

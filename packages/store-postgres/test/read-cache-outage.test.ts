@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { after } from "node:test";
-import { startTcpProxy } from "../../node-adapter/test/tcp-proxy.js";
+import { startTcpProxy } from "../../server/test/tcp-proxy.js";
 import { createPool } from "../src/index.js";
 import { ADMIN_URL, databaseUrl, gate, postgresReachable, testDatabase } from "./database.js";
 import { cachedStores, eventually, importSample, trusted } from "./read-cache-support.js";

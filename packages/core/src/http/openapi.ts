@@ -2,7 +2,7 @@
  * The OpenAPI 3.1 document of the partner API, generated from the route table (`ROUTES`: paths,
  * operations, parameters, the error codes each one can answer with) and the zod schemas
  * (components). There is no second hand-written description: `docs/openapi.json` is this
- * function's output, written by `packages/node-adapter/src/write-openapi.ts` and checked for
+ * function's output, written by `packages/server/src/write-openapi.ts` and checked for
  * drift by a test.
  * @module
  */
