@@ -1,7 +1,7 @@
 /**
  * Micro-benchmarks of the core (not tests): operations per second of `handle()` for GET product
  * and yield-calc, and of signature verification of a 1 KiB body: `createHmac`, the node adapter's
- * port (two one-shot `crypto.hash` calls over the pads) and @noble/hashes.
+ * port (`createHmac` with the key prepared once) and @noble/hashes.
  * Each group prints ratios against a baseline measured in the same run.
  *
  *   pnpm bench                 # default: ~1 s per case

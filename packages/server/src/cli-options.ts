@@ -248,7 +248,7 @@ export const SERVE_FLAGS: readonly Flag[] = [
     env: "PARTNER_YIELD_HEAP_GROWTH_PERCENT",
     value: "PERCENT",
     default: String(DEFAULT_HEAP_GROWTH_PERCENT),
-    help: "how far the JS heap may grow between full collections, in percent of what the last one kept (V8's --heap-growing-percent); 0: V8's own choice, up to 300 %, which lets the RSS saw-tooth by a quarter under sustained load",
+    help: "how far the JS heap may grow between full collections, in percent of what the last one kept (V8's --heap-growing-percent), e.g. 100 for a flatter RSS at the cost of more full collections; 0: V8's own choice, up to 300 %",
   },
   {
     flag: "log",
