@@ -107,6 +107,7 @@ export type {
   PlainResponse,
   ResponseOutcome,
 } from "./http/plain-request.js";
+export { problemResponse } from "./http/reply.js";
 // The wire format as zod schemas (responses, the event, the problem)
 export {
   EVENT_TYPES,

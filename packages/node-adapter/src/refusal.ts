@@ -6,7 +6,7 @@
  * @module
  */
 import { STATUS_CODES } from "node:http";
-import { ApiError, type PlainResponse, problemBody } from "@partner-yield/core";
+import { ApiError, type PlainResponse, problemResponse } from "@partner-yield/core";
 
 /** Methods some route accepts, for the `Allow` of a refused `CONNECT` (its path is not routed). */
 export const ANY_ROUTE_METHODS = "GET, HEAD, POST";
@@ -21,28 +21,7 @@ const BODY_FRAMING_ERRORS = new Set([
   "HPE_INVALID_EOF_STATE",
 ]);
 
-/** The core's headers of a problem (the adapter's answers carry no rate-limit headers). */
-function problemHeaders(requestId: string): Record<string, string> {
-  return {
-    "content-type": "application/problem+json; charset=utf-8",
-    "x-request-id": requestId,
-    "cache-control": "no-store",
-    "x-content-type-options": "nosniff",
-  };
-}
-
-/**
- * A problem response, as the core would answer `error`.
- * @example problemResponse(new ApiError("internal_error", "an unexpected error occurred"), "req_1").status; // 500
- */
-export function problemResponse(error: ApiError, requestId: string): PlainResponse & { body: string } {
-  return {
-    status: error.status,
-    headers: { ...problemHeaders(requestId), ...error.headers },
-    body: JSON.stringify(problemBody(error, requestId)),
-    errorCode: error.code,
-  };
-}
+export { problemResponse };
 
 /** The 500 of a handler that threw or rejected (no details: CONTRACT §6). */
 export function internalError(requestId: string): PlainResponse & { body: string } {

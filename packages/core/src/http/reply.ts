@@ -51,13 +51,7 @@ export function render(
   keyId: string | undefined,
   environment: Environment,
 ): PlainResponse {
-  const headers: Record<string, string> = {
-    "content-type":
-      reply.status >= 400 ? "application/problem+json; charset=utf-8" : "application/json; charset=utf-8",
-    "x-request-id": requestId,
-    "cache-control": "no-store",
-    "x-content-type-options": "nosniff",
-  };
+  const headers = commonHeaders(reply.status, requestId);
   if (extra !== undefined) Object.assign(headers, extra);
   if (reply.headers !== undefined) Object.assign(headers, reply.headers);
   const errorCode = reply.code;
@@ -71,5 +65,31 @@ export function render(
     partnerId,
     keyId,
     environment,
+  };
+}
+
+/** The headers every response carries (CONTRACT §9): content type by status, request id, `no-store`, `nosniff`. */
+function commonHeaders(status: number, requestId: string): Record<string, string> {
+  return {
+    "content-type":
+      status >= 400 ? "application/problem+json; charset=utf-8" : "application/json; charset=utf-8",
+    "x-request-id": requestId,
+    "cache-control": "no-store",
+    "x-content-type-options": "nosniff",
+  };
+}
+
+/**
+ * The whole response of an error, as the API answers it (CONTRACT §6, §9): for an adapter or a
+ * framework mount that answers on its own (a request it refuses before the core, a handler that
+ * threw), so every package renders a problem the one way. No rate-limit headers.
+ * @example problemResponse(new ApiError("internal_error", "an unexpected error occurred"), "req_1").status; // 500
+ */
+export function problemResponse(error: ApiError, requestId: string): PlainResponse & { body: string } {
+  return {
+    status: error.status,
+    headers: { ...commonHeaders(error.status, requestId), ...error.headers },
+    body: JSON.stringify(problemBody(error, requestId)),
+    errorCode: error.code,
   };
 }
