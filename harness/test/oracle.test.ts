@@ -3,7 +3,6 @@
  * the published vectors and on generated cases (10,000 and more), or one of the two is wrong.
  */
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
 import { describe, test } from "node:test";
 import { parseApiKey } from "@partner-yield/core";
 import {
@@ -16,6 +15,7 @@ import {
   unwrap,
   usdValueCents,
 } from "@partner-yield/core/math";
+import { type ConvertToAssetsVector, YIELD_VECTORS } from "@partner-yield/core/testing";
 import fc from "fast-check";
 import { wellFormedKey } from "../src/checks/auth.js";
 import { fromBaseUnits, isCanonical, toBaseUnits } from "../src/oracle/decimal.js";
@@ -40,17 +40,11 @@ interface YieldVector {
   monthly_yield: string;
 }
 
-/** A copy of the published vectors (CONTRACT §2), kept in the repository. */
-const vectors = JSON.parse(readFileSync(new URL("./vectors/yield.json", import.meta.url), "utf8")) as {
-  yield_calc: YieldVector[];
-  convert_to_assets_base_units: Array<{
-    shares: string;
-    total_assets: string;
-    total_supply: string;
-    decimals_offset: number;
-    assets: string;
-  }>;
-};
+/** The published vectors (CONTRACT §2), the one copy core's testing subpath holds. */
+const vectors: {
+  yield_calc: readonly YieldVector[];
+  convert_to_assets_base_units: readonly ConvertToAssetsVector[];
+} = YIELD_VECTORS;
 
 /** Generated cases per comparison; FC_NUM_RUNS raises it for a long run. */
 const CASES = Math.max(10_000, Number(process.env["FC_NUM_RUNS"] ?? 0));

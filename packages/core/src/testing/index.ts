@@ -26,3 +26,4 @@ export {
 } from "./partner-admin-suite.js";
 export { type RateLimiterSuiteOptions, runRateLimiterSuite } from "./rate-limiter-suite.js";
 export { type Closable, type SuiteOptions, seededRandom, type TestFunctions, uniqueTag } from "./suite.js";
+export { type ConvertToAssetsVector, YIELD_VECTORS, type YieldCalcVector } from "./yield-vectors.js";

@@ -13,10 +13,10 @@ const SPECIFIER = /(?:^|[\s;])(?:import|export)\b[^;"']*?(?:from\s*)?["'](\.{1,2
 /** File (relative to src, `/`-separated) → the files it imports. */
 export function fileGraph(): Map<string, Set<string>> {
   const files = readdirSync(SRC, { recursive: true, encoding: "utf8" })
-    .filter((f) => f.endsWith(".ts"))
+    .filter((f) => f.endsWith(".ts") || f.endsWith(".json"))
     .map((f) => f.split("\\").join("/"));
   const graph = new Map<string, Set<string>>();
-  for (const file of files) {
+  for (const file of files.filter((f) => f.endsWith(".ts"))) {
     const text = readFileSync(join(SRC, file), "utf8");
     const targets = new Set<string>();
     for (const match of text.matchAll(SPECIFIER)) {

@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
 import { describe, test } from "node:test";
 import fc from "fast-check";
 import {
@@ -24,6 +23,7 @@ import {
   WAD,
 } from "../../src/math/yield-math.js";
 import { unwrap } from "../../src/result.js";
+import { YIELD_VECTORS } from "../../src/testing/yield-vectors.js";
 import { fcParams } from "../fc-config.js";
 
 interface YieldVector {
@@ -46,10 +46,10 @@ interface ConvertVector {
   assets: string;
 }
 
-const vectors = JSON.parse(readFileSync(new URL("../vectors/yield.json", import.meta.url), "utf8")) as {
-  yield_calc: YieldVector[];
-  convert_to_assets_base_units: ConvertVector[];
-};
+const vectors: {
+  yield_calc: readonly YieldVector[];
+  convert_to_assets_base_units: readonly ConvertVector[];
+} = YIELD_VECTORS;
 
 const S = ROOT_SCALE;
 const S12 = S ** 12n;
@@ -75,7 +75,7 @@ const sortedPair = (arb: fc.Arbitrary<bigint>) =>
 
 // ---- published vectors -----------------------------------------------------------------------
 
-describe("published vectors (yield.json)", () => {
+describe("published vectors (YIELD_VECTORS, core/testing)", () => {
   test(`reproduces all ${vectors.yield_calc.length} yield_calc vectors digit for digit`, () => {
     assert.ok(vectors.yield_calc.length >= 40);
     for (const v of vectors.yield_calc) {

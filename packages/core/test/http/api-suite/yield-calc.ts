@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { quoteYield } from "../../../src/math/index.js";
+import { YIELD_VECTORS } from "../../../src/testing/yield-vectors.js";
 import { expectProblem, json, P, type SuiteContext } from "./target.js";
 
 export function yieldCalcSuite(suite: SuiteContext): void {
@@ -17,12 +18,21 @@ export function yieldCalcSuite(suite: SuiteContext): void {
         serviceFeeBps: 50,
         partnerFeeBps: 100,
       });
-      // Published vector (shared/vectors/yield.json): 123456.789 USDC at 5.23 %, fees 50 + 100 bps.
+      // The published vector (YIELD_VECTORS): 123456.789 USDC at 5.23 %, fees 50 + 100 bps.
+      const vector = YIELD_VECTORS.yield_calc.find(
+        (v) =>
+          v.amount === "123456.789" &&
+          v.asset_decimals === 6 &&
+          v.underlying_apy === "0.0523" &&
+          v.service_fee_bps === 50 &&
+          v.partner_fee_bps === 100,
+      );
+      assert.ok(vector !== undefined, "the vector is published");
       assert.deepEqual((json(res) as { data: unknown }).data, {
-        principal: "123456.789",
-        annual_yield: "6359.938213",
-        monthly_yield: "517.877991",
-        net_apy_for_user: "0.0515155",
+        principal: vector.principal,
+        annual_yield: vector.annual_yield,
+        monthly_yield: vector.monthly_yield,
+        net_apy_for_user: vector.net_apy_for_user,
       });
       assert.deepEqual((json(res) as { data: unknown }).data, expected);
     });
