@@ -3,6 +3,7 @@
  * The CLI (`partner-yield-conformance`) is a thin layer over these.
  * @module
  */
+export { type CertifyOptions, type CertifyResult, certify } from "./certify.js";
 export { CheckContext, CheckFailure, CheckSkipped, CheckWarning } from "./checks/context.js";
 export type { CheckDefinition, ResponseCheck, ScenarioCheck } from "./checks/definition.js";
 export { ResponseJudge } from "./checks/judge.js";

@@ -8,19 +8,17 @@
  * oversized chunked event `app.close()` returns.
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { connect, type Socket } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { createPartnerApi } from "@partner-yield/core";
-import { main } from "@partner-yield/harness";
+import { type CertifyResult, certify } from "@partner-yield/harness";
 import {
   DEFAULT_FIXTURES_DIR,
   DEMO_CREDENTIALS,
   loadFixtureDir,
   nodeHmacSha256,
   nodeSha256,
+  settlesWithin,
 } from "@partner-yield/node-adapter";
 import Fastify, { type FastifyInstance } from "fastify";
 import { partnerYield, partnerYieldFrameworkErrors } from "../src/index.js";
@@ -88,73 +86,21 @@ function foreignSlug(): string {
     .sort()[0]!;
 }
 
-interface HarnessRun {
-  readonly code: number;
-  readonly output: string;
-  readonly summary: { passed: number; failed: number; warned: number; skipped: number };
-  /** Checks skipped that the run did not opt out of (RL-03, the quota probe, is opt-in). */
-  readonly countedSkips: number;
-  readonly notPassed: string;
-}
-
-/** The harness's CLI, in process, as a team runs it against its mount: every input given. */
-async function runHarness(baseUrl: string, level: "spec" | "reference"): Promise<HarnessRun> {
-  const dir = mkdtempSync(join(tmpdir(), "partner-yield-fastify-"));
-  const json = join(dir, "report.json");
-  let output = "";
-  const stream = { write: (text: string) => (output += text), isTTY: false };
-  try {
-    const code = await main(
-      [
-        "run",
-        "--base-url",
-        baseUrl,
-        "--level",
-        level,
-        "--wallet",
-        DEMO.walletWithPositions,
-        "--fixtures",
-        DEFAULT_FIXTURES_DIR,
-        "--foreign-slug",
-        foreignSlug(),
-        "--fail-on-skip",
-        "--rpm",
-        "3000",
-        "--json",
-        json,
-      ],
-      {
-        stdout: stream,
-        stderr: stream,
-        env: {
-          PARTNER_API_KEY: DEMO.sandboxApiKey,
-          PARTNER_SIGNING_SECRET: DEMO.signingSecret,
-          PARTNER_OTHER_ENV_API_KEY: DEMO.productionApiKey,
-          PARTNER_REVOKED_API_KEY: DEMO.revokedSandboxApiKey,
-        },
-      },
-    );
-    const report = JSON.parse(readFileSync(json, "utf8")) as {
-      summary: HarnessRun["summary"];
-      results: Array<{ id: string; status: string; message?: string; optIn?: boolean }>;
-    };
-    const notPassed = report.results
-      .filter((r) => r.status !== "passed")
-      .map((r) => `${r.id} ${r.status}: ${r.message ?? ""}`)
-      .join("\n");
-    const countedSkips = report.results.filter((r) => r.status === "skipped" && r.optIn !== true).length;
-    return { code, output, summary: report.summary, countedSkips, notPassed };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
+/** The harness against the mount, every input given. */
+function runHarness(baseUrl: string, level: "spec" | "reference"): Promise<CertifyResult> {
+  return certify({
+    baseUrl,
+    level,
+    credentials: {
+      apiKey: DEMO.sandboxApiKey,
+      signingSecret: DEMO.signingSecret,
+      otherEnvApiKey: DEMO.productionApiKey,
+      revokedApiKey: DEMO.revokedSandboxApiKey,
+    },
+    wallet: DEMO.walletWithPositions,
+    fixturesDir: DEFAULT_FIXTURES_DIR,
+    foreignSlug: foreignSlug(),
   });
-  return Promise.race([promise.then(() => true), late]).finally(() => clearTimeout(timer));
 }
 
 for (const level of ["spec", "reference"] as const) {
