@@ -19,14 +19,15 @@ export interface CertifyOptions {
     readonly apiKey: string;
     readonly signingSecret: string;
     readonly otherEnvApiKey: string;
-    readonly revokedApiKey: string;
+    /** Without it the revoked-key check is skipped, which fails a certification. */
+    readonly revokedApiKey?: string | undefined;
   };
   /** A wallet with positions in the key's partner's products. */
   readonly wallet: string;
   /** The fixture files the deployment serves (the reference level's expectations). */
   readonly fixturesDir: string;
-  /** A product slug of another partner (the key's partner must not see it). */
-  readonly foreignSlug: string;
+  /** A product slug of another partner (the key's partner must not see it); without it, as above. */
+  readonly foreignSlug?: string | undefined;
   /** Requests per minute the run may send; default 3000 (a deployment with a QA quota). */
   readonly rpm?: number | undefined;
 }
@@ -65,8 +66,7 @@ export async function certify(options: CertifyOptions): Promise<CertifyResult> {
         options.wallet,
         "--fixtures",
         options.fixturesDir,
-        "--foreign-slug",
-        options.foreignSlug,
+        ...(options.foreignSlug === undefined ? [] : ["--foreign-slug", options.foreignSlug]),
         "--fail-on-skip",
         "--rpm",
         String(options.rpm ?? 3000),
@@ -80,7 +80,9 @@ export async function certify(options: CertifyOptions): Promise<CertifyResult> {
           PARTNER_API_KEY: options.credentials.apiKey,
           PARTNER_SIGNING_SECRET: options.credentials.signingSecret,
           PARTNER_OTHER_ENV_API_KEY: options.credentials.otherEnvApiKey,
-          PARTNER_REVOKED_API_KEY: options.credentials.revokedApiKey,
+          ...(options.credentials.revokedApiKey === undefined
+            ? {}
+            : { PARTNER_REVOKED_API_KEY: options.credentials.revokedApiKey }),
         },
       },
     );

@@ -84,14 +84,8 @@ export async function startEmbeddedTarget(options: EmbeddedOptions = {}): Promis
         "(the demonstration runs from a checkout of the repository; pass --base-url to test a running deployment)",
     );
   }
-  const own = new Set(
-    data.productRecords.filter((p) => p.partnerId === DEMO_CREDENTIALS.partnerId).map((p) => p.slug),
-  );
-  const foreign = data.productRecords
-    .filter((p) => p.partnerId !== DEMO_CREDENTIALS.partnerId && !own.has(p.slug))
-    .map((p) => p.slug)
-    .sort();
-  const fixtures: EmbeddedFixtures = { data, credentials: DEMO_CREDENTIALS, foreignSlug: foreign[0] };
+  const foreign = foreignSlug(data.productRecords, DEMO_CREDENTIALS.partnerId);
+  const fixtures: EmbeddedFixtures = { data, credentials: DEMO_CREDENTIALS, foreignSlug: foreign };
   const wrap = options.wrap;
   let server: Awaited<ReturnType<typeof startServer>>;
   try {
@@ -113,7 +107,7 @@ export async function startEmbeddedTarget(options: EmbeddedOptions = {}): Promis
     apiKey: DEMO_CREDENTIALS.sandboxApiKey,
     signingSecret: DEMO_CREDENTIALS.signingSecret,
     otherEnvApiKey: DEMO_CREDENTIALS.productionApiKey,
-    foreignSlug: foreign[0],
+    foreignSlug: foreign,
     wallet: DEMO_CREDENTIALS.walletWithPositions,
     revokedApiKey: DEMO_CREDENTIALS.revokedSandboxApiKey,
     fixtures: reference,
@@ -169,14 +163,23 @@ export async function sandboxInputs(fixturesDir?: string): Promise<SandboxInputs
     throw new ConfigError(`the fixtures in ${dir} do not load: ${(error as Error).message}`);
   }
   const credentials: DemoCredentials = adapter.DEMO_CREDENTIALS;
-  const own = new Set(
-    data.productRecords.filter((p) => p.partnerId === credentials.partnerId).map((p) => p.slug),
-  );
-  const foreign = data.productRecords
-    .filter((p) => p.partnerId !== credentials.partnerId && !own.has(p.slug))
+  return {
+    credentials,
+    fixturesDir: dir,
+    foreignSlug: foreignSlug(data.productRecords, credentials.partnerId),
+  };
+}
+
+/** The first slug, in order, of another partner's product that is not also one of `partnerId`'s (PRD-07). */
+function foreignSlug(
+  products: readonly { readonly partnerId: string; readonly slug: string }[],
+  partnerId: string,
+): string | undefined {
+  const own = new Set(products.filter((p) => p.partnerId === partnerId).map((p) => p.slug));
+  return products
+    .filter((p) => p.partnerId !== partnerId && !own.has(p.slug))
     .map((p) => p.slug)
-    .sort();
-  return { credentials, fixturesDir: dir, foreignSlug: foreign[0] };
+    .sort()[0];
 }
 
 /**

@@ -25,6 +25,8 @@ export {
   type EmbeddedOptions,
   type EmbeddedTarget,
   embeddedSettings,
+  type SandboxInputs,
+  sandboxInputs,
   startEmbeddedTarget,
 } from "./embedded.js";
 export { ALTERNATIVES, type Alternative, combinedAlternatives } from "./faults/alternatives.js";

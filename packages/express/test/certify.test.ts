@@ -12,7 +12,7 @@ import type { Server } from "node:http";
 import { connect, type Socket } from "node:net";
 import { after, before, describe, test } from "node:test";
 import { createPartnerApi } from "@partner-yield/core";
-import { type CertifyResult, certify } from "@partner-yield/harness";
+import { type CertifyResult, certify, sandboxInputs } from "@partner-yield/harness";
 import {
   DEFAULT_FIXTURES_DIR,
   DEMO_CREDENTIALS,
@@ -80,30 +80,21 @@ async function ownRoutesWork(url: string): Promise<void> {
   assert.deepEqual(await echo.json(), { received: { hello: "team" } });
 }
 
-/** A slug of another fixture partner, not also the demo partner's (PRD-07). */
-function foreignSlug(): string {
-  const records = loadFixtureDir(DEFAULT_FIXTURES_DIR).productRecords;
-  const own = new Set(records.filter((p) => p.partnerId === DEMO.partnerId).map((p) => p.slug));
-  return records
-    .filter((p) => p.partnerId !== DEMO.partnerId && !own.has(p.slug))
-    .map((p) => p.slug)
-    .sort()[0]!;
-}
-
-/** The harness against the mount, every input given. */
-function runHarness(baseUrl: string, level: "spec" | "reference"): Promise<CertifyResult> {
+/** The harness against the mount, with every input of our sandbox (`sandboxInputs`). */
+async function runHarness(baseUrl: string, level: "spec" | "reference"): Promise<CertifyResult> {
+  const sandbox = await sandboxInputs();
   return certify({
     baseUrl,
     level,
     credentials: {
-      apiKey: DEMO.sandboxApiKey,
-      signingSecret: DEMO.signingSecret,
-      otherEnvApiKey: DEMO.productionApiKey,
-      revokedApiKey: DEMO.revokedSandboxApiKey,
+      apiKey: sandbox.credentials.sandboxApiKey,
+      signingSecret: sandbox.credentials.signingSecret,
+      otherEnvApiKey: sandbox.credentials.productionApiKey,
+      revokedApiKey: sandbox.credentials.revokedSandboxApiKey,
     },
-    wallet: DEMO.walletWithPositions,
-    fixturesDir: DEFAULT_FIXTURES_DIR,
-    foreignSlug: foreignSlug(),
+    wallet: sandbox.credentials.walletWithPositions,
+    fixturesDir: sandbox.fixturesDir,
+    foreignSlug: sandbox.foreignSlug,
   });
 }
 
