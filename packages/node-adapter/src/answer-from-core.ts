@@ -7,13 +7,13 @@
  * so that no connection is left holding unread bytes and the server's `close()` returns.
  * @module
  */
-import { randomBytes } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { acceptableRequestId, type PartnerApiHandler, type PlainResponse } from "@partner-yield/core";
 import { incomingRequestId, plainHeaders } from "./plain-request.js";
 import { protocolRefusal } from "./protocol-checks.js";
 import { internalError, problemResponse } from "./refusal.js";
-import { type BodyState, createBodyReader, declaredLength, hasBody, newBodyState } from "./request-body.js";
+import { createBodyReader, hasBody, leftUnread, newBodyState } from "./request-body.js";
+import { nextRequestId } from "./request-id.js";
 import { splitTarget } from "./request-target.js";
 
 export interface CoreAnswerOptions {
@@ -111,7 +111,7 @@ export async function answerFromCore(
     options.onError?.(error, id);
     return closing(internalError(id));
   }
-  return unread(req, state, options.drainLimitBytes ?? 65_536)
+  return leftUnread(req, state, options.drainLimitBytes ?? 65_536)
     ? closing(response)
     : { response, close: false };
 }
@@ -119,23 +119,3 @@ export async function answerFromCore(
 function closing(response: PlainResponse): CoreAnswer {
   return { response: { ...response, headers: { ...response.headers, connection: "close" } }, close: true };
 }
-
-/**
- * Whether the body is not (and will not be) read to its end: reading stopped at the limit, or the
- * core did not ask for a body too large (or of unknown size) to drain. A small unread body is left
- * to node, which discards it and keeps the connection (the listener's rule).
- */
-function unread(req: IncomingMessage, state: BodyState, drainLimit: number): boolean {
-  if (req.complete) return false;
-  if (state.abandoned || state.truncated) return true;
-  if (state.requested) return false;
-  const declared = declaredLength(req);
-  return declared === undefined || declared > drainLimit;
-}
-
-/** Ids for the answers given here rather than by the core, in the core's shape: `req_` + 12 hex + counter. */
-const nextRequestId = (() => {
-  const prefix = `req_${randomBytes(6).toString("hex")}`;
-  let counter = 0;
-  return () => `${prefix}${(counter++).toString(36).padStart(6, "0")}`;
-})();

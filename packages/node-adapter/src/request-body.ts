@@ -67,6 +67,27 @@ export function declaredLength(req: IncomingMessage): number | undefined {
 }
 
 /**
+ * Whether the connection must close after the response because the request's body is not (and
+ * will not be) read to its end: reading stopped at the limit; `100 Continue` was never sent
+ * (`deferContinue`), so the client may or may not send the body; or the core did not ask for a
+ * body too large (over `drainLimit`), or of unknown size, to drain. A small unread body is left to
+ * node, which discards it and keeps the connection.
+ */
+export function leftUnread(
+  req: IncomingMessage,
+  state: BodyState,
+  drainLimit: number,
+  deferContinue = false,
+): boolean {
+  if (req.complete) return false;
+  if (state.abandoned || state.truncated) return true;
+  if (deferContinue && !state.continued) return true;
+  if (state.requested) return false;
+  const declared = declaredLength(req);
+  return declared === undefined || declared > drainLimit;
+}
+
+/**
  * A `BodyReader` over `req`. Rejects with `BodyTooLargeError` when Content-Length exceeds the limit
  * (nothing is read) or when the counted bytes do (reading stops there), and with
  * `InvalidBodyError` when the body ends short of Content-Length or the client goes away before
