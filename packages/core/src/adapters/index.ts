@@ -1,10 +1,10 @@
 /**
- * @partner-yield/core/adapters — for code that runs the API in a server or a tool rather than
- * calling it: the node adapter, the operator CLI and the harness. Client-address buckets for
- * per-address limits, the rule for request ids chosen outside the core, credential redaction for
- * logs, and terminal escaping for what a CLI echoes. A team that mounts the API with
- * `toFetchHandler`, `@partner-yield/express` or `@partner-yield/fastify` needs none of it; the API
- * and its request/response types are in `@partner-yield/core`.
+ * @partner-yield/core/adapters — what the code around the API reuses (the node adapter, the
+ * operator CLI, the harness): client-address buckets for per-address limits, the rule for request
+ * ids chosen outside the core, credential redaction for logs, and terminal escaping for what a CLI
+ * echoes. A team that mounts the API with `toFetchHandler`, `@partner-yield/express` or
+ * `@partner-yield/fastify` needs none of it; the API and its request/response types are in
+ * `@partner-yield/core`.
  * @module
  */
 
