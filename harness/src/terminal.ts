@@ -5,4 +5,4 @@
  * Taken from the core here, in one module, like the schemas in `checks/from-core.ts`.
  * @module
  */
-export { echoInput, escapeUnsafe } from "@partner-yield/core";
+export { echoInput, escapeUnsafe } from "@partner-yield/core/adapters";

@@ -8,7 +8,8 @@
  * @module
  */
 import type { IncomingMessage } from "node:http";
-import { acceptableRequestId, type PartnerApiHandler, type PlainResponse } from "@partner-yield/core";
+import type { PartnerApiHandler, PlainResponse } from "@partner-yield/core";
+import { acceptableRequestId } from "@partner-yield/core/adapters";
 import { incomingRequestId, plainHeaders } from "./plain-request.js";
 import { protocolRefusal } from "./protocol-checks.js";
 import { internalError, problemResponse } from "./refusal.js";

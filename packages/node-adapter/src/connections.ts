@@ -12,7 +12,7 @@ import { readFileSync } from "node:fs";
 import type { Server } from "node:http";
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
-import { addressBucket } from "@partner-yield/core";
+import { addressBucket } from "@partner-yield/core/adapters";
 
 export interface ConnectionLimits {
   /**

@@ -7,7 +7,8 @@
  * @module
  */
 import type { IncomingMessage } from "node:http";
-import { acceptableRequestId, type PlainRequest } from "@partner-yield/core";
+import type { PlainRequest } from "@partner-yield/core";
+import { acceptableRequestId } from "@partner-yield/core/adapters";
 import { createBodyReader, hasBody, newBodyState } from "./request-body.js";
 import { splitTarget } from "./request-target.js";
 

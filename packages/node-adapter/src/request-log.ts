@@ -10,7 +10,8 @@
  * @module
  */
 import { hostname } from "node:os";
-import { type ErrorAnswer, looksLikeCredential, redactCredentials } from "@partner-yield/core";
+import type { ErrorAnswer } from "@partner-yield/core";
+import { looksLikeCredential, redactCredentials } from "@partner-yield/core/adapters";
 
 /** The level of a line: a request's by its status (`levelOf`). */
 export type LogLevel = "info" | "warn" | "error";

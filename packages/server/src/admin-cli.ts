@@ -7,7 +7,8 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { echoInput, escapeUnsafe, type PartnerAdmin, StoreUnavailableError } from "@partner-yield/core";
+import { type PartnerAdmin, StoreUnavailableError } from "@partner-yield/core";
+import { echoInput, escapeUnsafe } from "@partner-yield/core/adapters";
 import type { AuditEntry } from "@partner-yield/store-postgres";
 import {
   ADMIN_COMMANDS,

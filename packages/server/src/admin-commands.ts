@@ -5,17 +5,17 @@
  * what is printed (text, or JSON with `--json`). The runner is `admin-cli.ts`.
  * @module
  */
-import {
-  type AdminRefusal,
-  type ApiKeySummary,
-  type Environment,
-  escapeUnsafe,
-  type PartnerAdmin,
-  type PartnerSummary,
-  type Refused,
-  type Result,
-  type SigningSecretSummary,
+import type {
+  AdminRefusal,
+  ApiKeySummary,
+  Environment,
+  PartnerAdmin,
+  PartnerSummary,
+  Refused,
+  Result,
+  SigningSecretSummary,
 } from "@partner-yield/core";
+import { escapeUnsafe } from "@partner-yield/core/adapters";
 
 /** Exit statuses, the same for every command (each command's help lists those it can give). */
 export const ADMIN_EXIT = {

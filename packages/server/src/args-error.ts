@@ -5,7 +5,7 @@
  * (escaped, cut to 80 characters, never a key or secret); any other message is escaped and cut.
  * @module
  */
-import { ECHO_MAX_LENGTH, echoInput, escapeUnsafe } from "@partner-yield/core";
+import { ECHO_MAX_LENGTH, echoInput, escapeUnsafe } from "@partner-yield/core/adapters";
 
 const UNKNOWN_OPTION = /^Unknown option '([\s\S]*?)'(?:\. To specify a positional argument|$)/;
 const UNEXPECTED_ARGUMENT =

@@ -6,7 +6,7 @@
  */
 import { hostname, userInfo } from "node:os";
 import { parseArgs } from "node:util";
-import { echoInput, escapeUnsafe } from "@partner-yield/core";
+import { echoInput, escapeUnsafe } from "@partner-yield/core/adapters";
 import { argsErrorMessage } from "./args-error.js";
 import { databaseUrlOf } from "./db-command.js";
 import { redactConnectionText, redactUrl } from "./redact-url.js";

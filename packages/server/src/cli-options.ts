@@ -6,13 +6,12 @@
 import { parseArgs } from "node:util";
 import { getHeapStatistics } from "node:v8";
 import {
-  DEFAULT_IPV6_PREFIX_LENGTH,
   DEFAULT_MAX_EVENT_BYTES,
   DEFAULT_MAX_EVENTS,
   type Environment,
   EVM_CHAINS,
-  echoInput,
 } from "@partner-yield/core";
+import { DEFAULT_IPV6_PREFIX_LENGTH, echoInput } from "@partner-yield/core/adapters";
 import {
   type ConnectionLimits,
   DEFAULT_CROWDED_IDLE_TIMEOUT_MS,

@@ -6,7 +6,8 @@
  * log; stores down and up), except a command line refused before anything started (one plain line).
  * @module
  */
-import { escapeUnsafe, FixtureError, type Partner, StoreUnavailableError } from "@partner-yield/core";
+import { FixtureError, type Partner, StoreUnavailableError } from "@partner-yield/core";
+import { escapeUnsafe } from "@partner-yield/core/adapters";
 import {
   createNodePartnerApi,
   DEFAULT_FIXTURES_DIR,

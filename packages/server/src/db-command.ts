@@ -4,15 +4,8 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import {
-  accept,
-  echoInput,
-  escapeUnsafe,
-  FixtureError,
-  type Result,
-  refuse,
-  StoreUnavailableError,
-} from "@partner-yield/core";
+import { accept, FixtureError, type Result, refuse, StoreUnavailableError } from "@partner-yield/core";
+import { echoInput, escapeUnsafe } from "@partner-yield/core/adapters";
 import { loadFixtureDir } from "@partner-yield/node-adapter";
 import { argsErrorMessage } from "./args-error.js";
 import { auditActor } from "./audit-command.js";

@@ -6,13 +6,8 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import {
-  CONSUMER_NAME,
-  echoInput,
-  escapeUnsafe,
-  type StoredEvent,
-  StoreUnavailableError,
-} from "@partner-yield/core";
+import { CONSUMER_NAME, type StoredEvent, StoreUnavailableError } from "@partner-yield/core";
+import { echoInput, escapeUnsafe } from "@partner-yield/core/adapters";
 import { argsErrorMessage } from "./args-error.js";
 import { auditActor } from "./audit-command.js";
 import { databaseUrlOf } from "./db-command.js";

@@ -6,7 +6,7 @@
  * credential, in any case. A text that will not parse as a URL is never echoed: it may hold one.
  * @module
  */
-import { redactCredentials } from "@partner-yield/core";
+import { redactCredentials } from "@partner-yield/core/adapters";
 
 /** What stands for a masked value. */
 export const MASK = "***";

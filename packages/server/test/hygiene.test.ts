@@ -14,7 +14,6 @@ import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import {
   createPartnerApi,
-  echoInput,
   type KeyStore,
   MemoryEventStore,
   MemoryPartnerAdmin,
@@ -22,6 +21,7 @@ import {
   StoreUnavailableError,
   signBody,
 } from "@partner-yield/core";
+import { echoInput } from "@partner-yield/core/adapters";
 import {
   type LogEntry,
   loadFixtureDir,

@@ -19,20 +19,17 @@
  * statement, at commit; `waitForEvents` listens on a connection of its own and falls back to its
  * timeout (the poll interval) while that connection is down.
  */
-import {
-  type BatchHandler,
-  type ConsumerBatch,
-  type ConsumerState,
-  checkConsumerName,
-  checkEventId,
-  checkLimit,
-  type EventConsumerPort,
-  type EventFilter,
-  type PollOptions,
-  type ProcessOptions,
-  type StoredEvent,
-  sleep,
+import type {
+  BatchHandler,
+  ConsumerBatch,
+  ConsumerState,
+  EventConsumerPort,
+  EventFilter,
+  PollOptions,
+  ProcessOptions,
+  StoredEvent,
 } from "@partner-yield/core";
+import { checkConsumerName, checkEventId, checkLimit, sleep } from "@partner-yield/core/backends";
 import pg from "pg";
 import { guarded } from "./errors.js";
 import { type EventRow, toStoredEvent } from "./event-store.js";

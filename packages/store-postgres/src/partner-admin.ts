@@ -10,26 +10,28 @@ import {
   API_KEY_PREFIXES,
   type ApiKeySummary,
   accept,
-  adminRefusals,
   type Environment,
   type IssuedApiKey,
   type IssuedSigningSecret,
-  isCredentialId,
-  issueApiKey,
-  issueSigningSecret,
   type NewApiKey,
   type NewPartner,
   type PartnerAdmin,
   type PartnerSummary,
-  parseEnvironment,
-  parseLabel,
-  parsePartnerId,
-  parsePartnerName,
   type Result,
   type Revocation,
   type SigningSecretStatus,
   type SigningSecretSummary,
 } from "@partner-yield/core";
+import {
+  adminRefusals,
+  isCredentialId,
+  issueApiKey,
+  issueSigningSecret,
+  parseEnvironment,
+  parseLabel,
+  parsePartnerId,
+  parsePartnerName,
+} from "@partner-yield/core/backends";
 import type pg from "pg";
 import { guarded, unavailable } from "./errors.js";
 import { type SecretKeyring, secretColumns } from "./secret-keys.js";

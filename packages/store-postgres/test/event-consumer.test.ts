@@ -6,7 +6,8 @@
  * window still answers with its original event_id).
  */
 import assert from "node:assert/strict";
-import { iterateEvents, runConsumer, type StoredEvent, sleep } from "@partner-yield/core";
+import { iterateEvents, runConsumer, type StoredEvent } from "@partner-yield/core";
+import { sleep } from "@partner-yield/core/backends";
 import { newEvent, uniqueTag } from "@partner-yield/core/testing";
 import type pg from "pg";
 import { PostgresEventConsumers, PostgresEventStore, pruneEvents } from "../src/index.js";

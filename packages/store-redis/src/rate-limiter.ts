@@ -9,14 +9,12 @@
  * members and expires with its last hit. Failed-authentication keys are bounded in number as in
  * memory (`maxFailedAuthAddresses`, one shared overflow key past it).
  */
+import { type RateDecision, type RateLimiter, StoreUnavailableError } from "@partner-yield/core";
 import {
   DEFAULT_MAX_FAILED_AUTH_ADDRESSES,
   FAILED_AUTH_KEY_PREFIX,
   FAILED_AUTH_OVERFLOW_KEY,
-  type RateDecision,
-  type RateLimiter,
-  StoreUnavailableError,
-} from "@partner-yield/core";
+} from "@partner-yield/core/backends";
 import { Redis } from "ioredis";
 import { FAILED_AUTH_SCRIPT, RATE_LIMIT_MANY_SCRIPT } from "./rate-limit-script.js";
 

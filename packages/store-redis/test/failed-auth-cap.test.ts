@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { test as plainTest } from "node:test";
-import { FAILED_AUTH_OVERFLOW_KEY } from "@partner-yield/core";
+import { FAILED_AUTH_OVERFLOW_KEY } from "@partner-yield/core/backends";
 import type { Redis } from "ioredis";
 import { gate } from "../../store-postgres/test/database.js";
 import { checkEvictionPolicy, EvictionPolicyError, RedisRateLimiter } from "../src/index.js";

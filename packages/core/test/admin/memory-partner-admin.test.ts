@@ -5,14 +5,16 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import {
-  createPartnerApi,
   isCredentialId,
-  MemoryPartnerAdmin,
-  type PlainResponse,
   parseEnvironment,
   parseLabel,
   parsePartnerId,
   parsePartnerName,
+} from "../../src/admin/admin-input.js";
+import {
+  createPartnerApi,
+  MemoryPartnerAdmin,
+  type PlainResponse,
   signBody,
   unwrap,
 } from "../../src/index.js";

@@ -10,12 +10,12 @@ import {
   DEFAULT_MAX_EVENT_BYTES,
   DEFAULT_MAX_EVENTS,
   type ErrorAnswer,
-  eventMemoryBytes,
   MemoryEventStore,
   MemoryRateLimiter,
   type PlainRequest,
   Problem,
 } from "../../src/index.js";
+import { eventMemoryBytes } from "../../src/stores/event-store.js";
 import { DEMO, loadSandbox, signedEventRequest } from "../sandbox.js";
 
 const _encoder = new TextEncoder();

@@ -11,7 +11,6 @@ import fc from "fast-check";
 import {
   createPartnerApi,
   type ErrorAnswer,
-  isPromiseLike,
   type KeyStore,
   type MaybePromise,
   MemoryKeyStore,
@@ -29,6 +28,7 @@ import {
   type RateLimiter,
   StoreUnavailableError,
 } from "../../src/index.js";
+import { isPromiseLike } from "../../src/stores/maybe-promise.js";
 import { fcParams } from "../fc-config.js";
 import { DEMO, loadSandbox } from "../sandbox.js";
 

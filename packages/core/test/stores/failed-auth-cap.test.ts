@@ -5,12 +5,11 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { createPartnerApi, MemoryRateLimiter } from "../../src/index.js";
 import {
-  createPartnerApi,
   DEFAULT_MAX_FAILED_AUTH_ADDRESSES,
   FAILED_AUTH_OVERFLOW_KEY,
-  MemoryRateLimiter,
-} from "../../src/index.js";
+} from "../../src/stores/rate-limiter.js";
 import { DEMO, loadSandbox } from "../sandbox.js";
 
 const WINDOW = 60_000;

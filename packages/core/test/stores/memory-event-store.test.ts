@@ -2,8 +2,13 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
 import { halfSipHash24 } from "../../src/encoding/half-siphash.js";
-import { createPartnerApi, eventMemoryBytes, MemoryEventStore } from "../../src/index.js";
-import { type NewEvent, type StoredEvent, valueMemoryBytes } from "../../src/stores/event-store.js";
+import { createPartnerApi, MemoryEventStore } from "../../src/index.js";
+import {
+  eventMemoryBytes,
+  type NewEvent,
+  type StoredEvent,
+  valueMemoryBytes,
+} from "../../src/stores/event-store.js";
 import { newEvent } from "../../src/testing/event-store-suite.js";
 import { fcParams } from "../fc-config.js";
 import { DEMO, loadSandbox, signedEventRequest } from "../sandbox.js";
