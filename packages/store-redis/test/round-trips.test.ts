@@ -107,10 +107,19 @@ async function startMonitor(redis: Redis): Promise<Redis> {
     const connection = redis.duplicate();
     connection.on("error", () => undefined);
     try {
-      return await connection.monitor();
+      // Bounded: on a busy Redis the MONITOR handshake has been seen to hang without an error.
+      return await withinMs(connection.monitor(), 5000, "MONITOR did not start within 5 s");
     } catch (error) {
       connection.disconnect();
       if (attempt === 5) throw error;
     }
   }
+}
+
+function withinMs<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
