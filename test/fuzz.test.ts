@@ -13,9 +13,9 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
+import { DEMO_CREDENTIALS as DEMO } from "../packages/core/src/demo/index.js";
 import { ERRORS, type ErrorCode, EVENT_TYPES } from "../packages/core/src/index.js";
 import { fcParams } from "../packages/core/test/fc-config.js";
-import { DEMO_CREDENTIALS as DEMO } from "../packages/node-adapter/src/demo.js";
 import type { RunningServer } from "../packages/node-adapter/src/index.js";
 import {
   clientAddress,

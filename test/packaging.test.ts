@@ -34,7 +34,7 @@ import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 import { ACME, positionAnswers, signedEventIsStoredOnce, yieldCalcAnswers } from "../examples/test/acme.js";
-import { DEMO_CREDENTIALS as DEMO } from "../packages/node-adapter/src/demo.js";
+import { DEMO_CREDENTIALS as DEMO } from "../packages/core/src/demo/index.js";
 import { type RunningServer, startServer } from "../packages/node-adapter/src/index.js";
 import { gate, postgresReachable, testDatabase } from "../packages/store-postgres/test/database.js";
 import { exited, pnpmEntry, ROOT, waitForOutput } from "./support/processes.js";

@@ -5,7 +5,7 @@ import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { generateApiKey, generateSigningSecret, hashApiKey, signBody } from "@partner-yield/core";
-import { DEMO_CREDENTIALS } from "../src/demo.js";
+import { DEMO_CREDENTIALS } from "@partner-yield/core/demo";
 import {
   DEFAULT_FIXTURES_DIR,
   type RunningServer,
