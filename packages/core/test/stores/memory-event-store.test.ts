@@ -5,7 +5,7 @@ import { halfSipHash24 } from "../../src/encoding/half-siphash.js";
 import { createPartnerApi, eventMemoryBytes, MemoryEventStore } from "../../src/index.js";
 import { type NewEvent, type StoredEvent, valueMemoryBytes } from "../../src/stores/event-store.js";
 import { newEvent } from "../../src/testing/event-store-suite.js";
-import { fcParams } from "../fc-config.js";
+import { fcParams } from "../../src/testing/index.js";
 import { DEMO, loadSandbox, signedEventRequest } from "../sandbox.js";
 
 test("an event whose data comes from its raw body is charged without its data tree (it is not held twice)", async () => {
@@ -132,7 +132,7 @@ test("a model check: appends, duplicates, conflicts, find and list agree with a 
         assert.equal(await store.find("p3", "sandbox", "k1"), undefined);
       },
     ),
-    fcParams(),
+    fcParams(process.env),
   );
 });
 
