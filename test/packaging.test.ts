@@ -36,7 +36,8 @@ import { promisify } from "node:util";
 import { ACME, positionAnswers, signedEventIsStoredOnce, yieldCalcAnswers } from "../examples/test/acme.js";
 import { DEMO_CREDENTIALS as DEMO } from "../packages/core/src/demo/index.js";
 import { type RunningServer, startServer } from "../packages/node-adapter/src/index.js";
-import { gate, postgresReachable, testDatabase } from "../packages/store-postgres/test/database.js";
+import { gate } from "../packages/node-adapter/src/testing/index.js";
+import { postgresReachable, testDatabase } from "../packages/store-postgres/src/testing/index.js";
 import { exited, pnpmEntry, ROOT, waitForOutput } from "./support/processes.js";
 
 const run = promisify(execFile);

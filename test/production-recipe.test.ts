@@ -14,12 +14,17 @@ import { randomBytes } from "node:crypto";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before } from "node:test";
-import { DEMO, type PrivateFixtures, privateFixtures } from "../packages/node-adapter/test/support.js";
+import {
+  DEMO,
+  gate,
+  type PrivateFixtures,
+  privateFixtures,
+} from "../packages/node-adapter/src/testing/index.js";
 import { type Balancer, getThrough, keepAliveLoad, startBalancer } from "../packages/server/test/balancer.js";
 import { runCli, type ServerProcess, startServerProcess } from "../packages/server/test/server-process.js";
 import { knownMigrations, migrate, parseMigration } from "../packages/store-postgres/src/index.js";
-import { gate, postgresReachable, testDatabase } from "../packages/store-postgres/test/database.js";
-import { REDIS_URL, redisReachable, testRedis } from "../packages/store-redis/test/redis.js";
+import { postgresReachable, testDatabase } from "../packages/store-postgres/src/testing/index.js";
+import { REDIS_URL, redisReachable, testRedis } from "../packages/store-redis/src/testing/index.js";
 
 const { describe, test, available } = gate({
   PostgreSQL: await postgresReachable(),

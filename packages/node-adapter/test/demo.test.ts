@@ -9,8 +9,8 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { hashApiKey } from "@partner-yield/core";
 import { DEMO_CREDENTIALS, DEMO_PRODUCTION_KEY_ROW, withDemoProductionKey } from "@partner-yield/core/demo";
+import { privateFixtures } from "@partner-yield/node-adapter/testing";
 import { DEFAULT_FIXTURES_DIR, loadFixtureDir, readFixtureDir } from "../src/index.js";
-import { privateFixtures } from "./support.js";
 
 test("the fixture files hold no production key; the demo data adds the demo one for the sandbox", async () => {
   const raw = readFileSync(join(DEFAULT_FIXTURES_DIR, "partners.json"), "utf8");
