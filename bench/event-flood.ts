@@ -9,8 +9,8 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { Pool } from "undici";
+import { DEMO_CREDENTIALS as DEMO } from "../packages/core/src/demo/index.js";
 import { signBody } from "../packages/core/src/index.js";
-import { DEMO_CREDENTIALS as DEMO } from "../packages/node-adapter/src/demo.js";
 import { BENCH_SERVER_ENV } from "./built-cli.js";
 
 const heapMiB = Number(process.argv[2] ?? "128");

@@ -15,8 +15,8 @@
  */
 import { connect, type Socket } from "node:net";
 import { Pool } from "undici";
+import { DEMO_CREDENTIALS as DEMO } from "../packages/core/src/demo/index.js";
 import { openFilesLimit } from "../packages/node-adapter/src/connections.js";
-import { DEMO_CREDENTIALS as DEMO } from "../packages/node-adapter/src/demo.js";
 import { intFlagOf, parseFlags } from "./cli-flags.js";
 import { openFds, percentile, startServerChild } from "./server-child.js";
 

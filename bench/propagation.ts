@@ -10,7 +10,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { Agent, request } from "node:http";
 import { performance } from "node:perf_hooks";
-import { DEMO_CREDENTIALS as DEMO } from "../packages/node-adapter/src/demo.js";
+import { DEMO_CREDENTIALS as DEMO } from "../packages/core/src/demo/index.js";
 import { createPool, PostgresPartnerAdmin } from "../packages/store-postgres/src/index.js";
 import { buildCli, builtEnv, cliBin, migrateAndImportFixtures, ROOT, runBuiltCli } from "./built-cli.js";
 import { intFlagOf, parseFlags, usageError } from "./cli-flags.js";

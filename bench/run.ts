@@ -9,6 +9,7 @@
  */
 import { createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { DEMO_CREDENTIALS as DEMO } from "../packages/core/src/demo/index.js";
 import {
   createPartnerApi,
   FIXTURE_FILES,
@@ -20,7 +21,6 @@ import {
   signBody,
   unwrap,
 } from "../packages/core/src/index.js";
-import { DEMO_CREDENTIALS as DEMO } from "../packages/node-adapter/src/demo.js";
 import { nodeHmacSha256 } from "../packages/node-adapter/src/hmac.js";
 
 const SECONDS = Number(process.env["BENCH_SECONDS"] ?? "1");

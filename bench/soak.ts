@@ -14,8 +14,8 @@
  */
 import { connect, type Socket } from "node:net";
 import { Pool } from "undici";
+import { DEMO_CREDENTIALS as DEMO } from "../packages/core/src/demo/index.js";
 import { signBody } from "../packages/core/src/index.js";
-import { DEMO_CREDENTIALS as DEMO } from "../packages/node-adapter/src/demo.js";
 import { intFlagOf, parseFlags } from "./cli-flags.js";
 import { openFds, rssMiB, startServerChild } from "./server-child.js";
 

@@ -3,8 +3,8 @@
  * (test/support/request-fuzz.ts says what is generated and checked), among them, one run in 31,
  * slow bodies interleaved with revocations. The default run makes 3,800 runs in process, 1,200 over
  * sockets to 127.0.0.1 and 300 to ::1 (skipped, with a notice, where the machine has no IPv6
- * loopback); `pnpm fuzz --runs N` runs more. FC_SEED reproduces a
- * run (CI runs with a fixed seed, see packages/core/test/fc-config.ts); a failure prints its seed and path.
+ * loopback); `pnpm fuzz --runs N` runs more. FC_SEED reproduces a run (CI runs with a fixed
+ * seed, see `fcParams` of @partner-yield/core/testing); a failure prints its seed and path.
  * That the generators reach the deep steps of CONTRACT §5 is not counted in a random run: requests
  * of each kind that must reach a step are generated on their own, and each must be answered there;
  * so are slow bodies with each kind of revocation while they arrive.
@@ -13,9 +13,9 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
+import { DEMO_CREDENTIALS as DEMO } from "../packages/core/src/demo/index.js";
 import { ERRORS, type ErrorCode, EVENT_TYPES } from "../packages/core/src/index.js";
-import { fcParams } from "../packages/core/test/fc-config.js";
-import { DEMO_CREDENTIALS as DEMO } from "../packages/node-adapter/src/demo.js";
+import { fcParams } from "../packages/core/src/testing/index.js";
 import type { RunningServer } from "../packages/node-adapter/src/index.js";
 import {
   clientAddress,
@@ -76,7 +76,7 @@ test(`property: ${IN_PROCESS_RUNS} generated requests and slow bodies to handle(
   const tally = new Tally();
   await fc.assert(
     fc.asyncProperty(fuzzStep, (step) => runStep(target, step, tally)),
-    { ...fcParams(), numRuns: IN_PROCESS_RUNS, includeErrorInReport: true },
+    { ...fcParams(process.env), numRuns: IN_PROCESS_RUNS, includeErrorInReport: true },
   );
   assert.ok(tally.total >= IN_PROCESS_RUNS);
 });
@@ -204,7 +204,7 @@ for (const [code, sequences] of REACHING) {
         if (sequence.length > 1) expected.set("200", sequence.length - 1);
         assert.deepEqual(tally.byOutcome, expected);
       }),
-      { ...fcParams(), includeErrorInReport: true },
+      { ...fcParams(process.env), includeErrorInReport: true },
     );
   });
 }
@@ -213,7 +213,7 @@ test(`property: ${SOCKET_RUNS} generated requests and slow bodies as raw bytes t
   const tally = new Tally();
   await fc.assert(
     fc.asyncProperty(fuzzStep, (step) => runStep(socketTarget, step, tally, listening)),
-    { ...fcParams(), numRuns: SOCKET_RUNS, includeErrorInReport: true },
+    { ...fcParams(process.env), numRuns: SOCKET_RUNS, includeErrorInReport: true },
   );
   assert.ok(tally.total >= SOCKET_RUNS);
   const health = parseResponse(
@@ -236,7 +236,7 @@ test(`property: ${IPV6_RUNS} generated requests and slow bodies to a server on [
     const tally = new Tally();
     await fc.assert(
       fc.asyncProperty(fuzzStep, (step) => runStep(target, step, tally, started.listening)),
-      { ...fcParams(), numRuns: IPV6_RUNS, includeErrorInReport: true },
+      { ...fcParams(process.env), numRuns: IPV6_RUNS, includeErrorInReport: true },
     );
     assert.ok(tally.total >= IPV6_RUNS);
   } finally {
@@ -327,7 +327,7 @@ for (const [expected, what, scenarios] of SLOW_REACHING) {
         else await runSlowScenario(target, scenario, tally);
         assert.deepEqual(tally.byOutcome, new Map([[expected, 1]]));
       }),
-      { ...fcParams(), numRuns: 40, includeErrorInReport: true },
+      { ...fcParams(process.env), numRuns: 40, includeErrorInReport: true },
     );
   });
 }

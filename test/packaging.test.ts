@@ -2,10 +2,11 @@
  * The published packages as a team outside the workspace gets them: packed from a clean copy of the
  * repository (no dist/: `prepack` must build it), installed with npm into empty directories in a
  * temporary directory, as each kind of user installs them:
- * - everything in one project: imported with types (tsc, strict), the Hono recipe run on the
- *   team's own data;
+ * - everything in one project: imported with types (tsc, strict), the testing entries included,
+ *   the Hono recipe run on the team's own data;
  * - the core and the node adapter alone (a team serving the API from Node): none of the stores'
- *   or the chain source's libraries comes with them, and `startServer` answers a GET;
+ *   or the chain source's libraries comes with them, `startServer` answers a GET, and the API suite
+ *   of the node adapter's testing entry passes on the fixtures the package carries;
  * - the server, `npm i -g` with the workspace packages it depends on: `partner-yield serve`
  *   answers, stops on SIGTERM, and `db migrate` migrates a fresh database (PostgreSQL);
  * - the harness with the core (QA): neither the server nor a store comes with it, and it certifies
@@ -34,9 +35,10 @@ import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 import { ACME, positionAnswers, signedEventIsStoredOnce, yieldCalcAnswers } from "../examples/test/acme.js";
-import { DEMO_CREDENTIALS as DEMO } from "../packages/node-adapter/src/demo.js";
+import { DEMO_CREDENTIALS as DEMO } from "../packages/core/src/demo/index.js";
 import { type RunningServer, startServer } from "../packages/node-adapter/src/index.js";
-import { gate, postgresReachable, testDatabase } from "../packages/store-postgres/test/database.js";
+import { gate } from "../packages/node-adapter/src/testing/index.js";
+import { postgresReachable, testDatabase } from "../packages/store-postgres/src/testing/index.js";
 import { exited, pnpmEntry, ROOT, waitForOutput } from "./support/processes.js";
 
 const run = promisify(execFile);
@@ -289,6 +291,12 @@ describe("packed packages installed with npm outside the workspace", { timeout: 
       checks: true,
       listener: "function",
       others: ["function", "function", "string"],
+      testing: {
+        demo: "northwind",
+        vectors: 6,
+        sandbox: true,
+        entries: ["function", "function", "function"],
+      },
     });
   });
 
@@ -321,6 +329,20 @@ describe("packed packages installed with npm outside the workspace", { timeout: 
     assert.equal(answer.status, 200);
     // The sandbox fixtures the package carries (README: the demo product of the curl examples).
     assert.ok(answer.slugs.includes("usdc-base-prime"), stdout);
+  });
+
+  test("the node adapter's testing entry runs with the core alone: the API suite passes on the fixtures it carries", async () => {
+    writeFileSync(join(light, "api-suite.test.js"), LIGHT_API_SUITE);
+    // A test runner of its own: without NODE_TEST_CONTEXT (an undefined variable is not passed),
+    // which tells a child of this runner to report to it.
+    const env = { ...OUTSIDE, NODE_TEST_CONTEXT: undefined };
+    const { stdout } = await run(process.execPath, ["--test", "--test-reporter=tap", "api-suite.test.js"], {
+      cwd: light,
+      env,
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    assert.match(stdout, /^# fail 0$/m);
+    assert.ok(Number(/^# pass (\d+)$/m.exec(stdout)?.[1]) > 50, stdout.slice(-500));
   });
 
   test("npm i -g of the server: partner-yield serve answers /healthz on the sandbox fixtures it carries", async () => {
@@ -585,16 +607,25 @@ await server.close();
 console.log(JSON.stringify({ status: res.status, slugs: body.data.map((p) => p.slug) }));
 `;
 
+/** A team's own test with the node adapter's testing entry: the API suite on handle(), in process. */
+const LIGHT_API_SUITE = `import { inProcess, runApiSuite } from "@partner-yield/node-adapter/testing";
+runApiSuite("installed", inProcess);
+`;
+
 /** What a team writes first: one import from each package, typed; each misuse below must fail to compile. */
 const CONSUMER = `import { createPartnerApi, generateApiKey, hashApiKey, loadFixtures, type PlainResponse } from "@partner-yield/core";
+import { DEMO_CREDENTIALS } from "@partner-yield/core/demo";
 import { parseAmount } from "@partner-yield/core/math";
-import { runEventStoreSuite } from "@partner-yield/core/testing";
+import { fcParams, HMAC_VECTORS, runEventStoreSuite } from "@partner-yield/core/testing";
 import { CHECKS } from "@partner-yield/harness";
 import { createListener } from "@partner-yield/node-adapter";
+import { loadSandbox, runApiSuite } from "@partner-yield/node-adapter/testing";
 import { apiKeyRow } from "@partner-yield/server";
 import { EvmPositionSource } from "@partner-yield/source-evm";
 import { createPool } from "@partner-yield/store-postgres";
+import { testDatabase } from "@partner-yield/store-postgres/testing";
 import { RATE_LIMIT_MANY_SCRIPT } from "@partner-yield/store-redis";
+import { testRedis } from "@partner-yield/store-redis/testing";
 import partners from "./data/partners.json" with { type: "json" };
 import prices from "./data/prices.json" with { type: "json" };
 import products from "./data/products.json" with { type: "json" };
@@ -611,6 +642,10 @@ export function misuses(): void {
   createPartnerApi({ environment: "sandbox", ...loadFixtures({ "partners.json": partners, "products.json": products, "vaults.json": vaults, "prices.json": prices }) }).handle({ url: "/" });
   // @ts-expect-error the pool is pg's Pool, typed: it has no such method
   createPool({ connectionString: "postgres://" }).noSuchMethod();
+  // @ts-expect-error a test database is named by a tag
+  testDatabase(1);
+  // @ts-expect-error fcParams takes the environment
+  fcParams();
 }
 
 const data = loadFixtures({ "partners.json": partners, "products.json": products, "vaults.json": vaults, "prices.json": prices });
@@ -628,6 +663,12 @@ console.log(JSON.stringify({
   checks: CHECKS.length > 0,
   listener: typeof createListener(api),
   others: [typeof runEventStoreSuite, typeof EvmPositionSource, typeof RATE_LIMIT_MANY_SCRIPT],
+  testing: {
+    demo: DEMO_CREDENTIALS.partnerId,
+    vectors: HMAC_VECTORS.rfc4231.length,
+    sandbox: loadSandbox().productRecords.length > 0,
+    entries: [typeof runApiSuite, typeof testDatabase, typeof testRedis],
+  },
 }));
 `;
 

@@ -15,8 +15,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import ts from "typescript";
+import { DEMO_CREDENTIALS as DEMO } from "../../packages/core/src/demo/index.js";
 import { signBody } from "../../packages/core/src/index.js";
-import { DEMO_CREDENTIALS as DEMO } from "../../packages/node-adapter/src/demo.js";
 import { BENCH_SERVER_ENV, buildCli, cliBin, migrateAndImportFixtures } from "../built-cli.js";
 import { intFlagOf, parseFlags, usageError } from "../cli-flags.js";
 import {

@@ -26,6 +26,7 @@
  */
 import { connect } from "node:net";
 import fc from "fast-check";
+import { DEMO_CREDENTIALS as DEMO } from "../../packages/core/src/demo/index.js";
 import {
   type ApiKeyRecord,
   type AppendResult,
@@ -48,7 +49,6 @@ import {
   type SandboxData,
   signBody,
 } from "../../packages/core/src/index.js";
-import { DEMO_CREDENTIALS as DEMO } from "../../packages/node-adapter/src/demo.js";
 import { loadFixtureDir } from "../../packages/node-adapter/src/fixture-dir.js";
 import { nodeHmacSha256, nodeSha256 } from "../../packages/node-adapter/src/hmac.js";
 import { type RunningServer, startServer } from "../../packages/node-adapter/src/index.js";

@@ -1,7 +1,7 @@
 /** Test support: the repo's sandbox fixtures and demo credentials, loaded once. */
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { DEMO_CREDENTIALS, withDemoProductionKey } from "../../node-adapter/src/demo.js";
+import { DEMO_CREDENTIALS, withDemoProductionKey } from "../src/demo/index.js";
 import {
   FIXTURE_FILES,
   type FixtureFileName,

@@ -14,7 +14,7 @@ import {
   loadFixtures,
   type SandboxData,
 } from "@partner-yield/core";
-import { withDemoProductionKey } from "./demo.js";
+import { withDemoProductionKey } from "@partner-yield/core/demo";
 
 /** The package's own copy of the sandbox fixtures: a packed package carries one (`prepack` makes it). */
 const PACKED_FIXTURES_DIR = fileURLToPath(new URL("../fixtures/", import.meta.url));

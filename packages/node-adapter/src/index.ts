@@ -2,6 +2,8 @@
  * @partner-yield/node-adapter: the partner API on plain node:http.
  * @module
  */
+// The demo credentials live in the core (@partner-yield/core/demo); kept here for existing imports.
+export { DEMO_CREDENTIALS } from "@partner-yield/core/demo";
 export {
   answerFromCore,
   BodyAlreadyReadError,
@@ -16,7 +18,6 @@ export {
   defaultMaxConnections,
   guardConnections,
 } from "./connections.js";
-export { DEMO_CREDENTIALS } from "./demo.js";
 export { DEFAULT_FIXTURES_DIR, loadFixtureDir, readFixtureDir } from "./fixture-dir.js";
 export { nodeHmacSha256, nodeSha256 } from "./hmac.js";
 export {

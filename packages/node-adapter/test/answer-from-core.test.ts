@@ -10,7 +10,6 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
 import { createPartnerApi, type PartnerApiHandler } from "@partner-yield/core";
-import { answerFromCore, BodyAlreadyReadError, DEFAULT_FIXTURES_DIR, loadFixtureDir } from "../src/index.js";
 import {
   assertProblem,
   eventBody,
@@ -19,7 +18,8 @@ import {
   KEY,
   RawConnection,
   requestHead,
-} from "./support.js";
+} from "@partner-yield/node-adapter/testing";
+import { answerFromCore, BodyAlreadyReadError, DEFAULT_FIXTURES_DIR, loadFixtureDir } from "../src/index.js";
 
 /** What the framework in front of the core would do to the request before handing it over. */
 type Before = (req: IncomingMessage) => Promise<void>;

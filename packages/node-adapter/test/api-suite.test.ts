@@ -1,9 +1,9 @@
-/** The core's API suite again, over a real socket: node:http + createListener, client undici. */
+/** The API suite again, over a real socket: node:http + createListener, client undici. */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { PartnerApiHandler } from "@partner-yield/core";
+import { runApiSuite } from "@partner-yield/node-adapter/testing";
 import { Agent } from "undici";
-import { runApiSuite } from "../../core/test/http/api-suite/index.js";
 import { createListener } from "../src/index.js";
 
 runApiSuite("node:http server (createListener)", async (api: PartnerApiHandler) => {

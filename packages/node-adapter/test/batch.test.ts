@@ -8,8 +8,8 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, test } from "node:test";
 import type { PartnerApiHandler, PlainRequest, PlainResponse } from "@partner-yield/core";
+import { eventually, RawConnection, requestHead } from "@partner-yield/node-adapter/testing";
 import { createListener, type LogEntry } from "../src/index.js";
-import { eventually, RawConnection, requestHead } from "./support.js";
 
 interface Call {
   readonly path: string;

@@ -1,15 +1,16 @@
 /**
- * The demo data (demo.ts): the fixture files hold sandbox credentials only, and a sandbox on them
- * adds the demo production key's record, so that key answers 401 `wrong_environment` there.
+ * The demo data (`@partner-yield/core/demo`) as the fixture loader applies it: the fixture files
+ * hold sandbox credentials only, and a sandbox on them adds the demo production key's record, so
+ * that key answers 401 `wrong_environment` there.
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { hashApiKey } from "@partner-yield/core";
-import { DEMO_CREDENTIALS, DEMO_PRODUCTION_KEY_ROW, withDemoProductionKey } from "../src/demo.js";
+import { DEMO_CREDENTIALS, DEMO_PRODUCTION_KEY_ROW, withDemoProductionKey } from "@partner-yield/core/demo";
+import { privateFixtures } from "@partner-yield/node-adapter/testing";
 import { DEFAULT_FIXTURES_DIR, loadFixtureDir, readFixtureDir } from "../src/index.js";
-import { privateFixtures } from "./support.js";
 
 test("the fixture files hold no production key; the demo data adds the demo one for the sandbox", async () => {
   const raw = readFileSync(join(DEFAULT_FIXTURES_DIR, "partners.json"), "utf8");

@@ -13,11 +13,18 @@ import {
   type PlainRequest,
   StoreUnavailableError,
 } from "@partner-yield/core";
+import {
+  DEMO,
+  eventBody,
+  eventHeaders,
+  INBOUND,
+  KEY,
+  startTestServer,
+} from "@partner-yield/node-adapter/testing";
 import { Client } from "undici";
 import { DEFAULT_FIXTURES_DIR, loadFixtureDir } from "../src/fixture-dir.js";
 import type { ErrorLogEntry, LogEntry } from "../src/index.js";
 import { createNodePartnerApi } from "../src/index.js";
-import { DEMO, eventBody, eventHeaders, INBOUND, KEY, startTestServer } from "./support.js";
 
 /** An event store that fails the way a bug would (not `StoreUnavailableError`, which is a 503). */
 class BrokenStore extends MemoryEventStore {

@@ -4,8 +4,8 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
 import { createPartnerApi } from "@partner-yield/core";
+import { eventBody, eventHeaders, INBOUND, KEY } from "@partner-yield/node-adapter/testing";
 import { DEFAULT_FIXTURES_DIR, loadFixtureDir, toPlainRequest } from "../src/index.js";
-import { eventBody, eventHeaders, INBOUND, KEY } from "./support.js";
 
 describe("toPlainRequest", () => {
   let server: Server;

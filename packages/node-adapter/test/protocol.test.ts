@@ -5,8 +5,6 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import type { RequestLogEntry, RunningServer } from "../src/index.js";
-import { splitTarget } from "../src/index.js";
 import {
   assertProblem,
   eventually,
@@ -16,7 +14,9 @@ import {
   type RawResponse,
   requestHead,
   startTestServer,
-} from "./support.js";
+} from "@partner-yield/node-adapter/testing";
+import type { RequestLogEntry, RunningServer } from "../src/index.js";
+import { splitTarget } from "../src/index.js";
 
 /** Sends `data` on a new connection; the first answer, once the server has closed the connection. */
 async function refusal(server: RunningServer, data: string | Buffer): Promise<RawResponse> {

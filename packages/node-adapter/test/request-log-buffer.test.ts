@@ -7,10 +7,10 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { DEMO } from "@partner-yield/node-adapter/testing";
 import fc from "fast-check";
 import { startServer } from "../src/index.js";
 import { type RequestLogEntry, requestLine } from "../src/request-log.js";
-import { DEMO } from "./support.js";
 
 const REQUEST_LOG = fileURLToPath(new URL("../src/request-log.ts", import.meta.url));
 

@@ -11,8 +11,8 @@ import { spawn } from "node:child_process";
 import { after, describe, test } from "node:test";
 import { setTimeout as delay } from "node:timers/promises";
 import { MemoryRateLimiter, type RateLimiter } from "@partner-yield/core";
+import { startTestServer } from "@partner-yield/node-adapter/testing";
 import { createNodePartnerApi, type RunningServer } from "../src/index.js";
-import { startTestServer } from "./support.js";
 
 /** Connects `count` times, writes a guess, waits `us` µs, resets. argv: port, us, count. */
 const CLIENT = `

@@ -2,9 +2,16 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { type EventStore, MemoryEventStore, type NewEvent } from "@partner-yield/core";
+import {
+  eventBody,
+  eventHeaders,
+  eventually,
+  INBOUND,
+  sleep,
+  startTestServer,
+} from "@partner-yield/node-adapter/testing";
 import { Client } from "undici";
 import { createNodePartnerApi } from "../src/index.js";
-import { eventBody, eventHeaders, eventually, INBOUND, sleep, startTestServer } from "./support.js";
 
 /** A memory store that notices use after close. */
 class WatchedStore extends MemoryEventStore implements EventStore {

@@ -4,9 +4,6 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { Client } from "undici";
-import type { RequestLogEntry, RunningServer } from "../src/index.js";
-import { logPath } from "../src/index.js";
 import {
   eventBody,
   eventHeaders,
@@ -17,7 +14,10 @@ import {
   requestHead,
   sleep,
   startTestServer,
-} from "./support.js";
+} from "@partner-yield/node-adapter/testing";
+import { Client } from "undici";
+import type { RequestLogEntry, RunningServer } from "../src/index.js";
+import { logPath } from "../src/index.js";
 
 const LIMIT = 65_536;
 

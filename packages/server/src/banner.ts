@@ -6,7 +6,8 @@
  */
 import type { Environment, KeyStore, PartnerStore, ProductRecord } from "@partner-yield/core";
 import { hashApiKey } from "@partner-yield/core";
-import { DEMO_CREDENTIALS, nodeSha256 } from "@partner-yield/node-adapter";
+import { DEMO_CREDENTIALS } from "@partner-yield/core/demo";
+import { nodeSha256 } from "@partner-yield/node-adapter";
 
 /** Lines that open and close the copy-paste block (tests run what is between them with bash). */
 export const SCRIPT_START = "# ---- copy from here ----";

@@ -1,16 +1,17 @@
 /**
  * The credentials published with partner-yield (the demo keys and signing secrets of the README,
- * node-adapter's `demo.ts` and the fixtures) never unlock production: `serve --env production` refuses to start on
+ * `@partner-yield/core/demo` and the fixtures) never unlock production: `serve --env production` refuses to start on
  * data that holds one active, and `db import-fixtures --env production` refuses to write one
  * (CONTRACT §4, "Published credentials"). Messages name each credential by partner, kind and last
  * four characters, never in full.
  * @module
  */
 import { hashApiKey, type KeyStore, type PartnerStore, type SandboxData } from "@partner-yield/core";
-import { DEMO_CREDENTIALS, nodeSha256 } from "@partner-yield/node-adapter";
+import { DEMO_CREDENTIALS } from "@partner-yield/core/demo";
+import { nodeSha256 } from "@partner-yield/node-adapter";
 
 /**
- * Every credential published with partner-yield (README, node-adapter's `DEMO_CREDENTIALS`, the fixtures): anyone can
+ * Every credential published with partner-yield (README, `DEMO_CREDENTIALS` of `@partner-yield/core/demo`, the fixtures): anyone can
  * read them, so none may ever unlock a production server (CONTRACT §4, "Published credentials").
  */
 export const PUBLISHED_API_KEYS: readonly string[] = Object.freeze([

@@ -28,7 +28,7 @@ import {
   requestHead,
   sleep,
   startTestServer,
-} from "../../node-adapter/test/support.js";
+} from "@partner-yield/node-adapter/testing";
 import { parseCommandLine, UsageError } from "../src/cli-options.js";
 
 const GENERATED_ID = /^req_[0-9a-f]{12}[0-9a-z]{6,}$/;

@@ -7,7 +7,8 @@
  */
 import assert from "node:assert/strict";
 import { DEFAULT_FIXTURES_DIR } from "@partner-yield/node-adapter";
-import { gate, postgresReachable, testDatabase } from "../../store-postgres/test/database.js";
+import { gate } from "@partner-yield/node-adapter/testing";
+import { postgresReachable, testDatabase } from "@partner-yield/store-postgres/testing";
 import { runCli, TEST_SECRET_KEYS } from "./server-process.js";
 
 const { describe, test, available } = gate({ PostgreSQL: await postgresReachable() });

@@ -10,8 +10,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before } from "node:test";
-import { DEMO } from "../../node-adapter/test/support.js";
-import { gate, postgresReachable, testDatabase } from "../../store-postgres/test/database.js";
+import { DEMO, gate } from "@partner-yield/node-adapter/testing";
+import { postgresReachable, testDatabase } from "@partner-yield/store-postgres/testing";
 import {
   BASE,
   type ChainProduct,

@@ -12,8 +12,8 @@ import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { DEMO, sleep } from "@partner-yield/node-adapter/testing";
 import { startAnvil } from "@partner-yield/source-evm/testing";
-import { DEMO, sleep } from "../../node-adapter/test/support.js";
 import { SCRIPT_END } from "../src/banner.js";
 import {
   BASE,

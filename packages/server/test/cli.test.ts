@@ -13,8 +13,8 @@ import type { Readable } from "node:stream";
 import { after, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { DEFAULT_FIXTURES_DIR, DEFAULT_TIMEOUTS } from "@partner-yield/node-adapter";
+import { DEMO, privateFixtures } from "@partner-yield/node-adapter/testing";
 import { Client } from "undici";
-import { DEMO, privateFixtures } from "../../node-adapter/test/support.js";
 import { SCRIPT_END, SCRIPT_START } from "../src/banner.js";
 
 const CLI = fileURLToPath(new URL("../src/cli.ts", import.meta.url));

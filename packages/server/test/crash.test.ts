@@ -9,11 +9,10 @@
  */
 import assert from "node:assert/strict";
 import { seededRandom } from "@partner-yield/core/testing";
+import { eventHeaders, gate, INBOUND, loadSandbox } from "@partner-yield/node-adapter/testing";
 import { dataSetOf, importData } from "@partner-yield/store-postgres";
-import { loadSandbox } from "../../core/test/sandbox.js";
-import { eventHeaders, INBOUND } from "../../node-adapter/test/support.js";
-import { gate, postgresReachable, testDatabase } from "../../store-postgres/test/database.js";
-import { REDIS_URL, redisReachable, testRedis } from "../../store-redis/test/redis.js";
+import { postgresReachable, testDatabase } from "@partner-yield/store-postgres/testing";
+import { REDIS_URL, redisReachable, testRedis } from "@partner-yield/store-redis/testing";
 import { startServerProcess } from "./server-process.js";
 
 const CYCLES = Number(process.env["PARTNER_YIELD_CRASH_CYCLES"] ?? "10");

@@ -28,7 +28,8 @@ import { missingDataSource } from "../src/data-source.js";
 import { runCli } from "./server-process.js";
 
 const PACKAGE = fileURLToPath(new URL("../", import.meta.url));
-const ADAPTER = fileURLToPath(new URL("../../node-adapter/", import.meta.url));
+/** The node adapter this package depends on, where the install put it (a link to the workspace's). */
+const ADAPTER = realpathSync(join(PACKAGE, "node_modules", "@partner-yield", "node-adapter"));
 
 function run(cli: string, args: readonly string[]): Promise<{ code: number | null; stderr: string }> {
   const env: Record<string, string | undefined> = { ...process.env };

@@ -6,8 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { DEFAULT_FIXTURES_DIR } from "@partner-yield/node-adapter";
+import { gate } from "@partner-yield/node-adapter/testing";
 import { knownMigrations, migrate, parseMigration } from "@partner-yield/store-postgres";
-import { gate, postgresReachable, testDatabase } from "../../store-postgres/test/database.js";
+import { postgresReachable, testDatabase } from "@partner-yield/store-postgres/testing";
 import { runDbCommand } from "../src/db-command.js";
 import { startServerProcess } from "./server-process.js";
 

@@ -7,8 +7,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { RunningServer } from "@partner-yield/node-adapter";
+import { KEY, startTestServer } from "@partner-yield/node-adapter/testing";
 import { Client } from "undici";
-import { KEY, startTestServer } from "../../node-adapter/test/support.js";
 import { helpText, parseCommandLine } from "../src/cli-options.js";
 import { getThrough, keepAliveLoad, startBalancer } from "./balancer.js";
 

@@ -4,12 +4,11 @@
  * `--database-url` and `--redis-url` serves must be exactly what the in-memory defaults serve.
  */
 import { uniqueTag } from "@partner-yield/core/testing";
+import { gate, inProcess, loadSandbox, runApiSuite } from "@partner-yield/node-adapter/testing";
 import { createPostgresStores, dataSetOf, importData } from "@partner-yield/store-postgres";
+import { postgresReachable, testDatabase } from "@partner-yield/store-postgres/testing";
 import { RedisRateLimiter } from "@partner-yield/store-redis";
-import { inProcess, runApiSuite } from "../../core/test/http/api-suite/index.js";
-import { loadSandbox } from "../../core/test/sandbox.js";
-import { gate, postgresReachable, testDatabase } from "../../store-postgres/test/database.js";
-import { redisReachable, testRedis } from "../../store-redis/test/redis.js";
+import { redisReachable, testRedis } from "@partner-yield/store-redis/testing";
 
 const { available } = gate({ PostgreSQL: await postgresReachable(), Redis: await redisReachable() });
 

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_EVENTS, MemoryEventStore } from "@partner-yield/core";
 import { createNodePartnerApi, DEFAULT_FIXTURES_DIR } from "@partner-yield/node-adapter";
-import { eventHeaders, INBOUND } from "../../node-adapter/test/support.js";
+import { eventHeaders, INBOUND } from "@partner-yield/node-adapter/testing";
 import { openBackends } from "../src/backends.js";
 import { defaultMaxEventBytes, parseCommandLine, UsageError } from "../src/cli-options.js";
 

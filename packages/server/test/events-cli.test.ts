@@ -8,14 +8,14 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { DEFAULT_FIXTURES_DIR, loadFixtureDir } from "@partner-yield/node-adapter";
+import { eventBody, eventHeaders, gate, INBOUND, startTestServer } from "@partner-yield/node-adapter/testing";
 import {
   dataSetOf,
   importData,
   PostgresEventConsumers,
   PostgresEventStore,
 } from "@partner-yield/store-postgres";
-import { eventBody, eventHeaders, INBOUND, startTestServer } from "../../node-adapter/test/support.js";
-import { gate, postgresReachable, testDatabase } from "../../store-postgres/test/database.js";
+import { postgresReachable, testDatabase } from "@partner-yield/store-postgres/testing";
 import { helpText } from "../src/cli-options.js";
 import { runEventsCommand } from "../src/events-command.js";
 

@@ -8,9 +8,9 @@
 import assert from "node:assert/strict";
 import { runConsumer } from "@partner-yield/core";
 import { DEFAULT_FIXTURES_DIR, loadFixtureDir } from "@partner-yield/node-adapter";
+import { eventBody, eventHeaders, gate, INBOUND } from "@partner-yield/node-adapter/testing";
 import { createPool, dataSetOf, importData, PostgresEventConsumers } from "@partner-yield/store-postgres";
-import { eventBody, eventHeaders, INBOUND } from "../../node-adapter/test/support.js";
-import { gate, postgresReachable, testDatabase } from "../../store-postgres/test/database.js";
+import { postgresReachable, testDatabase } from "@partner-yield/store-postgres/testing";
 import { type ServerProcess, startServerProcess } from "./server-process.js";
 
 const { describe, test, available } = gate({ PostgreSQL: await postgresReachable() });

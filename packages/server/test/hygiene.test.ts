@@ -22,6 +22,7 @@ import {
   signBody,
 } from "@partner-yield/core";
 import { echoInput } from "@partner-yield/core/adapters";
+import { main as conformance } from "@partner-yield/harness";
 import {
   type LogEntry,
   loadFixtureDir,
@@ -31,9 +32,8 @@ import {
   resolveErrorLog,
   startServer,
 } from "@partner-yield/node-adapter";
-import { main as conformance } from "../../../harness/src/main.js";
-import { captureIo } from "../../../harness/test/support/io.js";
-import { gate, postgresReachable, testDatabase } from "../../store-postgres/test/database.js";
+import { gate } from "@partner-yield/node-adapter/testing";
+import { postgresReachable, testDatabase } from "@partner-yield/store-postgres/testing";
 import { runAdminCommand } from "../src/admin-cli.js";
 import { parseCommandLine, UsageError } from "../src/cli-options.js";
 import { runDbCommand } from "../src/db-command.js";
@@ -193,6 +193,23 @@ function eventHeaders(body: string | Buffer, overrides: Record<string, string> =
     "X-Partner-Signature": sign(bytes),
     ...overrides,
   };
+}
+
+/** What the conformance CLI (`main()` of the harness) writes, caught instead of printed. */
+function captureIo(): {
+  readonly out: { stdout: string; stderr: string };
+  readonly io: NonNullable<Parameters<typeof conformance>[1]>;
+} {
+  const out = { stdout: "", stderr: "" };
+  const stream = (name: keyof typeof out) => ({
+    write(text: string) {
+      out[name] += text;
+    },
+    isTTY: false,
+  });
+  // Started from a checkout with pnpm, as the harness's own tests pretend.
+  const invocation = { conformance: "pnpm conformance", properties: "pnpm properties" };
+  return { out, io: { stdout: stream("stdout"), stderr: stream("stderr"), env: {}, invocation } };
 }
 
 function sign(bytes: Uint8Array): string {

@@ -6,11 +6,17 @@
 import assert from "node:assert/strict";
 import { after, before } from "node:test";
 import { signBody } from "@partner-yield/core";
+import {
+  DEMO,
+  eventBody,
+  eventHeaders,
+  gate,
+  INBOUND,
+  loadSandbox,
+} from "@partner-yield/node-adapter/testing";
 import { dataSetOf, importData } from "@partner-yield/store-postgres";
-import { loadSandbox } from "../../core/test/sandbox.js";
-import { DEMO, eventBody, eventHeaders, INBOUND } from "../../node-adapter/test/support.js";
-import { gate, postgresReachable, testDatabase } from "../../store-postgres/test/database.js";
-import { REDIS_URL, redisReachable, testRedis } from "../../store-redis/test/redis.js";
+import { postgresReachable, testDatabase } from "@partner-yield/store-postgres/testing";
+import { REDIS_URL, redisReachable, testRedis } from "@partner-yield/store-redis/testing";
 import { type ServerProcess, startServerProcess } from "./server-process.js";
 
 const { describe, test, available } = gate({

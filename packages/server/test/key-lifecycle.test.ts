@@ -13,8 +13,8 @@
 import assert from "node:assert/strict";
 import { after, before } from "node:test";
 import { hashApiKey, signBody } from "@partner-yield/core";
-import { eventBody, INBOUND } from "../../node-adapter/test/support.js";
-import { gate, postgresReachable, testDatabase } from "../../store-postgres/test/database.js";
+import { eventBody, gate, INBOUND } from "@partner-yield/node-adapter/testing";
+import { postgresReachable, testDatabase } from "@partner-yield/store-postgres/testing";
 import { runCli, type ServerProcess, startServerProcess } from "./server-process.js";
 
 const { describe, test, available } = gate({ PostgreSQL: await postgresReachable() });

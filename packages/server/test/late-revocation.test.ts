@@ -7,17 +7,18 @@
 import assert from "node:assert/strict";
 import { after, before } from "node:test";
 import { signBody } from "@partner-yield/core";
-import { dataSetOf, importData } from "@partner-yield/store-postgres";
-import { loadSandbox } from "../../core/test/sandbox.js";
 import {
   DEMO,
   eventBody,
   eventHeaders,
+  gate,
   INBOUND,
+  loadSandbox,
   RawConnection,
   requestHead,
-} from "../../node-adapter/test/support.js";
-import { gate, postgresReachable, testDatabase } from "../../store-postgres/test/database.js";
+} from "@partner-yield/node-adapter/testing";
+import { dataSetOf, importData } from "@partner-yield/store-postgres";
+import { postgresReachable, testDatabase } from "@partner-yield/store-postgres/testing";
 import { runCli, type ServerProcess, startServerProcess } from "./server-process.js";
 
 const { describe, test, available } = gate({ PostgreSQL: await postgresReachable() });

@@ -34,7 +34,7 @@ import {
   INBOUND,
   KEY,
   startTestServer,
-} from "../../node-adapter/test/support.js";
+} from "@partner-yield/node-adapter/testing";
 import { serverLogEntry, watchStores } from "../src/index.js";
 
 const PRODUCTS = "/api/partner/products";

@@ -13,10 +13,16 @@ import { readFileSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
 import { setTimeout as delay } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
+import {
+  DEMO,
+  eventBody,
+  eventHeaders,
+  gate,
+  INBOUND,
+  loadSandbox,
+} from "@partner-yield/node-adapter/testing";
 import { dataSetOf, importData } from "@partner-yield/store-postgres";
-import { loadSandbox } from "../../core/test/sandbox.js";
-import { DEMO, eventBody, eventHeaders, INBOUND } from "../../node-adapter/test/support.js";
-import { gate, postgresReachable, testDatabase } from "../../store-postgres/test/database.js";
+import { postgresReachable, testDatabase } from "@partner-yield/store-postgres/testing";
 import { parseCommandLine, UsageError } from "../src/cli-options.js";
 import { runEventsCommand } from "../src/events-command.js";
 import { type ServerProcess, startServerProcess } from "./server-process.js";

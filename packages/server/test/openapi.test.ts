@@ -13,9 +13,9 @@ import {
   Problem,
   Product,
 } from "@partner-yield/core";
+import { startTestServer } from "@partner-yield/node-adapter/testing";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { Client } from "undici";
-import { startTestServer } from "../../node-adapter/test/support.js";
 import { DEFAULT_OPENAPI_PATH, openApiJson } from "../src/index.js";
 
 type Json = Record<string, any>;

@@ -8,18 +8,26 @@ import assert from "node:assert/strict";
 import { after, before } from "node:test";
 import type { RunningServer } from "@partner-yield/node-adapter";
 import {
+  eventBody,
+  eventHeaders,
+  gate,
+  INBOUND,
+  KEY,
+  loadSandbox,
+  startTcpProxy,
+  startTestServer,
+  type TcpProxy,
+} from "@partner-yield/node-adapter/testing";
+import {
   createPostgresStores,
   dataSetOf,
   importData,
   type PostgresStores,
 } from "@partner-yield/store-postgres";
+import { databaseUrl, postgresReachable, testDatabase } from "@partner-yield/store-postgres/testing";
 import { connectRedis, RedisRateLimiter } from "@partner-yield/store-redis";
-import { loadSandbox } from "../../core/test/sandbox.js";
-import { eventBody, eventHeaders, INBOUND, KEY, startTestServer } from "../../node-adapter/test/support.js";
-import { databaseUrl, gate, postgresReachable, testDatabase } from "../../store-postgres/test/database.js";
-import { REDIS_URL, redisReachable, testRedis } from "../../store-redis/test/redis.js";
+import { REDIS_URL, redisReachable, testRedis } from "@partner-yield/store-redis/testing";
 import { FallbackRateLimiter } from "../src/fallback-limiter.js";
-import { startTcpProxy, type TcpProxy } from "./tcp-proxy.js";
 
 const { describe, test, available } = gate({
   PostgreSQL: await postgresReachable(),

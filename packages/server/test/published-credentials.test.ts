@@ -7,8 +7,8 @@
  */
 import assert from "node:assert/strict";
 import { DEFAULT_FIXTURES_DIR, DEMO_CREDENTIALS, loadFixtureDir } from "@partner-yield/node-adapter";
-import { privateFixtures } from "../../node-adapter/test/support.js";
-import { gate, postgresReachable, testDatabase } from "../../store-postgres/test/database.js";
+import { gate, privateFixtures } from "@partner-yield/node-adapter/testing";
+import { postgresReachable, testDatabase } from "@partner-yield/store-postgres/testing";
 import { publishedInFixtures } from "../src/published-credentials.js";
 import { runCli, startServerProcess } from "./server-process.js";
 

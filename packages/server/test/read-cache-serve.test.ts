@@ -8,10 +8,9 @@
 import assert from "node:assert/strict";
 import { after, before } from "node:test";
 import { setTimeout as delay } from "node:timers/promises";
+import { DEMO, gate, loadSandbox } from "@partner-yield/node-adapter/testing";
 import { dataSetOf, importData, PostgresPartnerAdmin } from "@partner-yield/store-postgres";
-import { loadSandbox } from "../../core/test/sandbox.js";
-import { DEMO } from "../../node-adapter/test/support.js";
-import { gate, postgresReachable, testDatabase } from "../../store-postgres/test/database.js";
+import { postgresReachable, testDatabase } from "@partner-yield/store-postgres/testing";
 import { runCli, type ServerProcess, startServerProcess } from "./server-process.js";
 
 const { describe, test, available } = gate({ PostgreSQL: await postgresReachable() });

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { EventEmitter } from "node:events";
 import { test } from "node:test";
-import { startTestServer } from "../../node-adapter/test/support.js";
+import { startTestServer } from "@partner-yield/node-adapter/testing";
 import { watchPool } from "../src/pool-readiness.js";
 
 test("a shared store down is reported (degraded, 200); an instance check failing is 503 with Retry-After", async () => {

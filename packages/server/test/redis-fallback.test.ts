@@ -7,18 +7,19 @@
 import assert from "node:assert/strict";
 import { after, before } from "node:test";
 import type { RunningServer } from "@partner-yield/node-adapter";
-import { connectRedis, RedisRateLimiter } from "@partner-yield/store-redis";
 import {
   eventBody,
   eventHeaders,
   eventually,
+  gate,
   INBOUND,
+  startTcpProxy,
   startTestServer,
-} from "../../node-adapter/test/support.js";
-import { gate } from "../../store-postgres/test/database.js";
-import { REDIS_URL, redisReachable, testRedis } from "../../store-redis/test/redis.js";
+  type TcpProxy,
+} from "@partner-yield/node-adapter/testing";
+import { connectRedis, RedisRateLimiter } from "@partner-yield/store-redis";
+import { REDIS_URL, redisReachable, testRedis } from "@partner-yield/store-redis/testing";
 import { FallbackRateLimiter } from "../src/fallback-limiter.js";
-import { startTcpProxy, type TcpProxy } from "./tcp-proxy.js";
 
 const { describe, test, available } = gate({ Redis: await redisReachable() });
 const redisKeys = available ? await testRedis("fallback") : undefined;

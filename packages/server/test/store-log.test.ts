@@ -12,16 +12,21 @@ import {
   type RunningServer,
 } from "@partner-yield/node-adapter";
 import {
+  gate,
+  KEY,
+  loadSandbox,
+  startTcpProxy,
+  startTestServer,
+  type TcpProxy,
+} from "@partner-yield/node-adapter/testing";
+import {
   createPostgresStores,
   dataSetOf,
   importData,
   type PostgresStores,
 } from "@partner-yield/store-postgres";
-import { loadSandbox } from "../../core/test/sandbox.js";
-import { KEY, startTestServer } from "../../node-adapter/test/support.js";
-import { databaseUrl, gate, postgresReachable, testDatabase } from "../../store-postgres/test/database.js";
+import { databaseUrl, postgresReachable, testDatabase } from "@partner-yield/store-postgres/testing";
 import { type StoreWatch, watchStores } from "../src/index.js";
-import { startTcpProxy, type TcpProxy } from "./tcp-proxy.js";
 
 const { describe, test, available } = gate({ PostgreSQL: await postgresReachable() });
 

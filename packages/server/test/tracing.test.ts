@@ -22,19 +22,20 @@ import {
   StoreUnavailableError,
 } from "@partner-yield/core";
 import { createNodePartnerApi, nodeSha256, type RunningServer } from "@partner-yield/node-adapter";
-import { createPostgresStores, dataSetOf, importData } from "@partner-yield/store-postgres";
-import { RedisRateLimiter } from "@partner-yield/store-redis";
-import { loadSandbox } from "../../core/test/sandbox.js";
 import {
   DEMO,
   eventBody,
   eventHeaders,
+  gate,
   INBOUND,
   KEY,
+  loadSandbox,
   startTestServer,
-} from "../../node-adapter/test/support.js";
-import { gate, postgresReachable, testDatabase } from "../../store-postgres/test/database.js";
-import { redisReachable, testRedis } from "../../store-redis/test/redis.js";
+} from "@partner-yield/node-adapter/testing";
+import { createPostgresStores, dataSetOf, importData } from "@partner-yield/store-postgres";
+import { postgresReachable, testDatabase } from "@partner-yield/store-postgres/testing";
+import { RedisRateLimiter } from "@partner-yield/store-redis";
+import { redisReachable, testRedis } from "@partner-yield/store-redis/testing";
 import { startTracing, tracingFromEnvironment } from "../src/otlp-tracing.js";
 import { otlpEndpoint, type TracedPorts, traceHandler, tracePorts } from "../src/tracing.js";
 import { startServerProcess } from "./server-process.js";

@@ -5,8 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { describe as plainDescribe, test as plainTest } from "node:test";
-import { gate, postgresReachable, testDatabase } from "../../store-postgres/test/database.js";
-import { REDIS_URL, redisReachable } from "../../store-redis/test/redis.js";
+import { gate } from "@partner-yield/node-adapter/testing";
+import { postgresReachable, testDatabase } from "@partner-yield/store-postgres/testing";
+import { REDIS_URL, redisReachable } from "@partner-yield/store-redis/testing";
 import { redactConnectionText, redactUrl, secretsOfUrl } from "../src/redact-url.js";
 import { runCli, startServerProcess } from "./server-process.js";
 

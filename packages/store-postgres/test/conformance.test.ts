@@ -7,8 +7,9 @@ import {
   runProductSourceSuite,
   type StoreSeed,
 } from "@partner-yield/core/testing";
+import { gate } from "@partner-yield/node-adapter/testing";
+import { postgresReachable, testDatabase } from "@partner-yield/store-postgres/testing";
 import { createPostgresStores, importData, PostgresEventStore, PostgresPartnerAdmin } from "../src/index.js";
-import { gate, postgresReachable, testDatabase } from "./database.js";
 
 const { describe, test, available } = gate({ PostgreSQL: await postgresReachable() });
 const db = available ? await testDatabase("conformance") : undefined;

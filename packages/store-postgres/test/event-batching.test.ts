@@ -7,10 +7,11 @@
 import assert from "node:assert/strict";
 import { type AppendResult, type NewEvent, StoreUnavailableError } from "@partner-yield/core";
 import { newEvent, uniqueTag } from "@partner-yield/core/testing";
+import { gate } from "@partner-yield/node-adapter/testing";
+import { postgresReachable, testDatabase } from "@partner-yield/store-postgres/testing";
 import type pg from "pg";
 import type { PostgresEventStoreOptions } from "../src/event-store.js";
 import { createPool, PostgresEventStore } from "../src/index.js";
-import { gate, postgresReachable, testDatabase } from "./database.js";
 
 const { describe, test, available } = gate({ PostgreSQL: await postgresReachable() });
 const db = available ? await testDatabase("batching") : undefined;

@@ -13,9 +13,10 @@
 import assert from "node:assert/strict";
 import { runConsumer, type StoredEvent } from "@partner-yield/core";
 import { newEvent, uniqueTag } from "@partner-yield/core/testing";
+import { gate } from "@partner-yield/node-adapter/testing";
+import { postgresReachable, testDatabase } from "@partner-yield/store-postgres/testing";
 import type pg from "pg";
 import { createPool, PostgresEventConsumers, PostgresEventStore } from "../src/index.js";
-import { gate, postgresReachable, testDatabase } from "./database.js";
 
 const { describe, test, available } = gate({ PostgreSQL: await postgresReachable() });
 const db = available ? await testDatabase("chaos") : undefined;

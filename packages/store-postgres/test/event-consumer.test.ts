@@ -9,9 +9,10 @@ import assert from "node:assert/strict";
 import { iterateEvents, runConsumer, type StoredEvent } from "@partner-yield/core";
 import { sleep } from "@partner-yield/core/backends";
 import { newEvent, uniqueTag } from "@partner-yield/core/testing";
+import { gate } from "@partner-yield/node-adapter/testing";
+import { postgresReachable, testDatabase } from "@partner-yield/store-postgres/testing";
 import type pg from "pg";
 import { PostgresEventConsumers, PostgresEventStore, pruneEvents } from "../src/index.js";
-import { gate, postgresReachable, testDatabase } from "./database.js";
 
 const { describe, test, available } = gate({ PostgreSQL: await postgresReachable() });
 const db = available ? await testDatabase("consumer") : undefined;

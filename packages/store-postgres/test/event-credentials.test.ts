@@ -7,9 +7,9 @@
 import assert from "node:assert/strict";
 import { type EventCredentials, hashApiKey, type NewEvent } from "@partner-yield/core";
 import { newEvent } from "@partner-yield/core/testing";
-import { DEMO, loadSandbox } from "../../core/test/sandbox.js";
+import { DEMO, gate, loadSandbox } from "@partner-yield/node-adapter/testing";
+import { postgresReachable, testDatabase } from "@partner-yield/store-postgres/testing";
 import { dataSetOf, importData, PostgresEventStore } from "../src/index.js";
-import { gate, postgresReachable, testDatabase } from "./database.js";
 
 const { describe, test, available } = gate({ PostgreSQL: await postgresReachable() });
 const db = available ? await testDatabase("credentials") : undefined;

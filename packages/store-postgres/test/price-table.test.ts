@@ -7,11 +7,12 @@ import assert from "node:assert/strict";
 import { after } from "node:test";
 import type { ProductRecord } from "@partner-yield/core";
 import { formatUnits, RATE_DECIMALS } from "@partner-yield/core/math";
+import { gate } from "@partner-yield/node-adapter/testing";
 import { type PriceTable, TablePriceSource } from "@partner-yield/source-evm";
 import { runPriceTableSuite } from "@partner-yield/source-evm/testing";
+import { ADMIN_URL, postgresReachable, testDatabase } from "@partner-yield/store-postgres/testing";
 import pg from "pg";
 import { createPool, importData, PostgresPriceTable } from "../src/index.js";
-import { ADMIN_URL, gate, postgresReachable, testDatabase } from "./database.js";
 
 const { describe, test, available } = gate({ PostgreSQL: await postgresReachable() });
 const db = available ? await testDatabase("prices", { prefix: "py_evm2_" }) : undefined;

@@ -6,8 +6,9 @@
 import assert from "node:assert/strict";
 import type { DataStores, StoreSeed } from "@partner-yield/core/testing";
 import { runKeyStoreSuite, runPartnerStoreSuite, runProductSourceSuite } from "@partner-yield/core/testing";
+import { gate } from "@partner-yield/node-adapter/testing";
+import { postgresReachable, testDatabase } from "@partner-yield/store-postgres/testing";
 import { importData } from "../src/index.js";
-import { gate, postgresReachable, testDatabase } from "./database.js";
 import { cachedStores, eventually, trusted } from "./read-cache-support.js";
 
 const { describe, test, available } = gate({ PostgreSQL: await postgresReachable() });

@@ -6,9 +6,14 @@
  */
 import assert from "node:assert/strict";
 import { after } from "node:test";
-import { startTcpProxy } from "../../server/test/tcp-proxy.js";
+import { gate, startTcpProxy } from "@partner-yield/node-adapter/testing";
+import {
+  ADMIN_URL,
+  databaseUrl,
+  postgresReachable,
+  testDatabase,
+} from "@partner-yield/store-postgres/testing";
 import { createPool } from "../src/index.js";
-import { ADMIN_URL, databaseUrl, gate, postgresReachable, testDatabase } from "./database.js";
 import { cachedStores, eventually, importSample, trusted } from "./read-cache-support.js";
 
 const { describe, test, available } = gate({ PostgreSQL: await postgresReachable() });

@@ -5,8 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { setTimeout as delay } from "node:timers/promises";
+import { loadSandbox } from "@partner-yield/node-adapter/testing";
 import type pg from "pg";
-import { loadSandbox } from "../../core/test/sandbox.js";
 import { createPostgresStores, dataSetOf, importData, type PostgresStores } from "../src/index.js";
 import type { ReadCacheOptions } from "../src/read-cache.js";
 

@@ -8,8 +8,9 @@
 import assert from "node:assert/strict";
 import { after, before } from "node:test";
 import { createPartnerApi, type ProductRecord } from "@partner-yield/core";
+import { DEMO, gate, loadSandbox } from "@partner-yield/node-adapter/testing";
+import { postgresReachable, testDatabase } from "@partner-yield/store-postgres/testing";
 import pg from "pg";
-import { DEMO, loadSandbox } from "../../core/test/sandbox.js";
 import {
   createPool,
   dataSetOf,
@@ -18,7 +19,6 @@ import {
   PostgresPriceTable,
   type PostgresStores,
 } from "../src/index.js";
-import { gate, postgresReachable, testDatabase } from "./database.js";
 import { cachedStores, eventually, importSample, type Sample, trusted } from "./read-cache-support.js";
 
 const { describe, test, available } = gate({ PostgreSQL: await postgresReachable() });

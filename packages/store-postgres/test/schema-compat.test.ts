@@ -6,7 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { test as plainTest } from "node:test";
-import { loadSandbox } from "../../core/test/sandbox.js";
+import { gate, loadSandbox } from "@partner-yield/node-adapter/testing";
+import { postgresReachable, testDatabase } from "@partner-yield/store-postgres/testing";
 import {
   assertSchemaCurrent,
   createPostgresStores,
@@ -19,7 +20,6 @@ import {
   SchemaVersionError,
   schemaStatus,
 } from "../src/index.js";
-import { gate, postgresReachable, testDatabase } from "./database.js";
 
 const { describe, test, available } = gate({ PostgreSQL: await postgresReachable() });
 const before = available ? await testDatabase("premarkers", { migrated: false }) : undefined;

@@ -6,10 +6,10 @@
 import assert from "node:assert/strict";
 import { after } from "node:test";
 import { createPartnerApi } from "@partner-yield/core";
+import { DEMO, gate } from "@partner-yield/node-adapter/testing";
+import { postgresReachable, testDatabase } from "@partner-yield/store-postgres/testing";
 import type pg from "pg";
-import { DEMO } from "../../core/test/sandbox.js";
 import { createPool, migrate } from "../src/index.js";
-import { gate, postgresReachable, testDatabase } from "./database.js";
 import { cachedStores, eventually, importSample, trusted } from "./read-cache-support.js";
 
 const { describe, test, available } = gate({ PostgreSQL: await postgresReachable() });

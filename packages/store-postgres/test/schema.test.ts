@@ -4,7 +4,8 @@
  * key or secret revoked in the database; a product's deprecation is terminal.
  */
 import assert from "node:assert/strict";
-import { loadSandbox } from "../../core/test/sandbox.js";
+import { gate, loadSandbox } from "@partner-yield/node-adapter/testing";
+import { postgresReachable, testDatabase } from "@partner-yield/store-postgres/testing";
 import {
   assertSchemaCurrent,
   createPool,
@@ -16,7 +17,6 @@ import {
   SchemaVersionError,
   schemaStatus,
 } from "../src/index.js";
-import { gate, postgresReachable, testDatabase } from "./database.js";
 
 const { describe, test, available } = gate({ PostgreSQL: await postgresReachable() });
 const db = available ? await testDatabase("schema", { migrated: false }) : undefined;

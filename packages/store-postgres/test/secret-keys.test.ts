@@ -9,7 +9,8 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { type EventCredentials, hashApiKey } from "@partner-yield/core";
 import { newEvent } from "@partner-yield/core/testing";
-import { DEMO, loadSandbox } from "../../core/test/sandbox.js";
+import { DEMO, gate, loadSandbox } from "@partner-yield/node-adapter/testing";
+import { postgresReachable, testDatabase } from "@partner-yield/store-postgres/testing";
 import {
   checkSecretKeys,
   dataSetOf,
@@ -22,7 +23,6 @@ import {
   SecretKeyError,
   SecretKeyring,
 } from "../src/index.js";
-import { gate, postgresReachable, testDatabase } from "./database.js";
 
 const { describe, test, available } = gate({ PostgreSQL: await postgresReachable() });
 const db = available ? await testDatabase("secretkeys") : undefined;

@@ -1,8 +1,8 @@
 /** The core's rate-limiter conformance suite against Redis: the same decisions as the in-memory limiter. */
 import { runRateLimiterSuite } from "@partner-yield/core/testing";
-import { gate } from "../../store-postgres/test/database.js";
+import { gate } from "@partner-yield/node-adapter/testing";
+import { redisReachable, testRedis } from "@partner-yield/store-redis/testing";
 import { RedisRateLimiter } from "../src/index.js";
-import { redisReachable, testRedis } from "./redis.js";
 
 const { describe, test, available } = gate({ Redis: await redisReachable() });
 const shared = available ? await testRedis("conformance") : undefined;

@@ -7,10 +7,10 @@
 import assert from "node:assert/strict";
 import { test as plainTest } from "node:test";
 import { FAILED_AUTH_OVERFLOW_KEY } from "@partner-yield/core/backends";
+import { gate } from "@partner-yield/node-adapter/testing";
+import { redisReachable, testRedis } from "@partner-yield/store-redis/testing";
 import type { Redis } from "ioredis";
-import { gate } from "../../store-postgres/test/database.js";
 import { checkEvictionPolicy, EvictionPolicyError, RedisRateLimiter } from "../src/index.js";
-import { redisReachable, testRedis } from "./redis.js";
 
 const { test, available } = gate({ Redis: await redisReachable() });
 const shared = available ? await testRedis("failed-auth-cap") : undefined;

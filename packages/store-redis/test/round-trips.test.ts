@@ -8,10 +8,10 @@
  */
 import assert from "node:assert/strict";
 import { uniqueTag } from "@partner-yield/core/testing";
+import { gate } from "@partner-yield/node-adapter/testing";
+import { deleteKeys, REDIS_URL, redisReachable } from "@partner-yield/store-redis/testing";
 import type { Redis } from "ioredis";
-import { gate } from "../../store-postgres/test/database.js";
 import { connectRedis, RedisRateLimiter } from "../src/index.js";
-import { deleteKeys, REDIS_URL, redisReachable } from "./redis.js";
 
 const { describe, test } = gate({ Redis: await redisReachable() });
 

@@ -6,9 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { MemoryRateLimiter, type RateDecision } from "@partner-yield/core";
-import { gate } from "../../store-postgres/test/database.js";
+import { gate } from "@partner-yield/node-adapter/testing";
+import { redisReachable, testRedis } from "@partner-yield/store-redis/testing";
 import { RedisRateLimiter } from "../src/index.js";
-import { redisReachable, testRedis } from "./redis.js";
 
 const { describe, test } = gate({ Redis: await redisReachable() });
 

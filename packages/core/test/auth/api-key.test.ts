@@ -6,7 +6,7 @@ import { API_KEY_PREFIXES, generateApiKey, hashApiKey, parseApiKey } from "../..
 import { BASE62_ALPHABET, encodeBase62 } from "../../src/auth/base62.js";
 import { crc32 } from "../../src/auth/crc32.js";
 import type { Environment } from "../../src/auth/environment.js";
-import { fcParams } from "../fc-config.js";
+import { fcParams } from "../../src/testing/index.js";
 
 const encoder = new TextEncoder();
 const ENVIRONMENTS: readonly Environment[] = ["sandbox", "production"];
@@ -93,7 +93,7 @@ describe("API keys (CONTRACT §4)", () => {
           assert.equal(parseApiKey(typo).ok ? "accepted" : "refused", "refused");
         },
       ),
-      fcParams(),
+      fcParams(process.env),
     );
   });
 
@@ -105,7 +105,7 @@ describe("API keys (CONTRACT §4)", () => {
         const typo = key.slice(0, index) + key.charAt(index + 1) + key.charAt(index) + key.slice(index + 2);
         assert.equal(parseApiKey(typo).ok ? "accepted" : "refused", "refused");
       }),
-      fcParams(),
+      fcParams(process.env),
     );
   });
 

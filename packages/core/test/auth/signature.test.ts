@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { describe, test } from "node:test";
 import { hmac } from "@noble/hashes/hmac.js";
 import { sha256 } from "@noble/hashes/sha2.js";
@@ -15,19 +14,7 @@ import {
 } from "../../src/auth/signature.js";
 import { toHex } from "../../src/encoding/hex.js";
 import { unwrap } from "../../src/result.js";
-import { fcParams } from "../fc-config.js";
-
-interface RfcRow {
-  case: string;
-  key_hex: string;
-  data_hex: string;
-  hmac_sha256_hex: string;
-}
-
-const vectors = JSON.parse(readFileSync(new URL("../vectors/hmac-sha256.json", import.meta.url), "utf8")) as {
-  rfc4231: RfcRow[];
-  github_example: { secret: string; payload: string; header: string };
-};
+import { fcParams, HMAC_VECTORS } from "../../src/testing/index.js";
 
 const encoder = new TextEncoder();
 const bytes = (hex: string) => Uint8Array.from(Buffer.from(hex, "hex"));
@@ -50,12 +37,12 @@ function nobleInPieces(key: Uint8Array, message: Uint8Array, size: number): stri
 describe("RFC 4231 HMAC-SHA-256 vectors", () => {
   test("the copied vector file holds every HMAC-SHA-256 row of RFC 4231 §4 (case 5 is truncated output)", () => {
     assert.deepEqual(
-      vectors.rfc4231.map((row) => row.case),
+      HMAC_VECTORS.rfc4231.map((row) => row.case),
       ["1", "2", "3", "4", "6", "7"],
     );
   });
 
-  for (const row of vectors.rfc4231) {
+  for (const row of HMAC_VECTORS.rfc4231) {
     test(`case ${row.case}: noble whole, noble in pieces, node:crypto`, () => {
       const key = bytes(row.key_hex);
       const data = bytes(row.data_hex);
@@ -70,7 +57,7 @@ describe("RFC 4231 HMAC-SHA-256 vectors", () => {
 });
 
 describe("GitHub webhook example", () => {
-  const { secret, payload, header } = vectors.github_example;
+  const { secret, payload, header } = HMAC_VECTORS.github_example;
 
   test("signBody reproduces the published header with both ports", () => {
     assert.equal("sha256=" + signBody(secret, utf8(payload)), header);
@@ -134,7 +121,7 @@ describe("parseSignatureHeader", () => {
           assert.deepEqual(parseSignatureHeader(prefix ? "sha256=" + text : text), { ok: true, value: raw });
         },
       ),
-      fcParams(),
+      fcParams(process.env),
     );
   });
 });
@@ -200,7 +187,7 @@ describe("SignatureVerifier (CONTRACT §4, §5)", () => {
       fc.property(fc.string(), fc.uint8Array({ maxLength: 300 }), (secret, message) => {
         assert.equal(signBody(secret, message), signBody(secret, message, nodeHmacSha256));
       }),
-      fcParams(),
+      fcParams(process.env),
     );
   });
 });

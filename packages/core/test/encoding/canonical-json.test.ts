@@ -3,7 +3,7 @@ import { describe, test } from "node:test";
 import fc from "fast-check";
 import { canonicalJson, canonicalJsonScan, MAX_JSON_DEPTH } from "../../src/encoding/canonical-json.js";
 import { unwrap } from "../../src/result.js";
-import { fcParams } from "../fc-config.js";
+import { fcParams } from "../../src/testing/index.js";
 
 /** The canonical text of a value the test knows to be serialisable. */
 const canonical = (value: unknown): string => unwrap(canonicalJson(value));
@@ -119,7 +119,7 @@ describe("canonicalJson (CONTRACT §5)", () => {
         assert.deepEqual(JSON.parse(text), JSON.parse(JSON.stringify(value)));
         assert.doesNotMatch(text, /^\s|\s$/);
       }),
-      fcParams(),
+      fcParams(process.env),
     );
   });
 
@@ -141,7 +141,7 @@ describe("canonicalJson (CONTRACT §5)", () => {
         assert.equal(scanned.numbers, holdsNumber(parsed));
         assert.equal(canonical(parsed), scanned.text);
       }),
-      fcParams(),
+      fcParams(process.env),
     );
   });
 
@@ -200,7 +200,7 @@ describe("canonicalJson (CONTRACT §5)", () => {
         assert.ok(!source.includes("\\"), source);
         checkPlain(source, parsed);
       }),
-      fcParams(),
+      fcParams(process.env),
     );
   });
 
@@ -211,7 +211,7 @@ describe("canonicalJson (CONTRACT §5)", () => {
         assert.ok(source.includes("\\"), source);
         checkEscaped(source, parsed);
       }),
-      fcParams(),
+      fcParams(process.env),
     );
   });
 
@@ -222,7 +222,7 @@ describe("canonicalJson (CONTRACT §5)", () => {
         if (source.includes("\\")) checkEscaped(source, parsed);
         else checkPlain(source, parsed);
       }),
-      fcParams(),
+      fcParams(process.env),
     );
   });
 

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
 import { findDuplicateMember, jsonPointer } from "../../src/encoding/duplicate-members.js";
-import { fcParams } from "../fc-config.js";
+import { fcParams } from "../../src/testing/index.js";
 
 type Node =
   | { kind: "object"; entries: [string, Node][] }
@@ -80,7 +80,7 @@ test("property: the scanner finds exactly the reference's first duplicate", () =
         assert.deepEqual(findDuplicateMember(text), reference(node), text);
       },
     ),
-    { ...fcParams(), numRuns: Number(process.env["FC_NUM_RUNS"] ?? 2000) },
+    { ...fcParams(process.env), numRuns: Number(process.env["FC_NUM_RUNS"] ?? 2000) },
   );
 });
 

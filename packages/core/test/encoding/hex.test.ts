@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
 import { toHex } from "../../src/encoding/hex.js";
-import { fcParams } from "../fc-config.js";
+import { fcParams } from "../../src/testing/index.js";
 
 test("toHex: lowercase, two digits a byte, every byte value", () => {
   assert.equal(toHex(new Uint8Array(0)), "");
@@ -22,6 +22,6 @@ test("property: equals node's hex for any bytes, whatever their length against t
       // A shorter call after a longer one: nothing of the reused codes leaks into the answer.
       assert.equal(toHex(bytes.subarray(0, 3)), Buffer.from(bytes.subarray(0, 3)).toString("hex"));
     }),
-    fcParams(),
+    fcParams(process.env),
   );
 });

@@ -4,7 +4,7 @@ import { describe, test } from "node:test";
 import { keccak_256 } from "@noble/hashes/sha3.js";
 import fc from "fast-check";
 import { parseAddress, toChecksumAddress } from "../../src/evm/address.js";
-import { fcParams } from "../fc-config.js";
+import { fcParams } from "../../src/testing/index.js";
 
 const vectors = JSON.parse(readFileSync(new URL("../vectors/eip55.json", import.meta.url), "utf8")) as {
   valid: string[];
@@ -109,7 +109,7 @@ describe("properties", () => {
           assert.deepEqual(parseAddress(form), { ok: true, value: checksummed });
         }
       }),
-      fcParams(),
+      fcParams(process.env),
     );
   });
 
@@ -126,7 +126,7 @@ describe("properties", () => {
         fc.pre(body !== body.toLowerCase() && body !== body.toUpperCase());
         assert.equal(parseAddress(typo).ok, false);
       }),
-      fcParams(),
+      fcParams(process.env),
     );
   });
 });

@@ -11,7 +11,7 @@ import { quoteBody } from "../../src/http/handlers/calculate-yield.js";
 import { type PositionData, positionBody } from "../../src/http/handlers/get-position.js";
 import { formatUnits } from "../../src/math/decimal.js";
 import { MAX_UINT256, quoteYield, WAD } from "../../src/math/index.js";
-import { fcParams } from "../fc-config.js";
+import { fcParams } from "../../src/testing/index.js";
 
 const decimals = fc.integer({ min: 0, max: 36 });
 
@@ -35,7 +35,7 @@ test("property: quoteBody(quote) is JSON.stringify({ success: true, data: quote 
         assert.equal(quoteBody(data), JSON.stringify({ success: true, data }));
       },
     ),
-    fcParams(),
+    fcParams(process.env),
   );
 });
 
@@ -74,7 +74,7 @@ test("property: positionBody(data) is JSON.stringify({ success: true, data }), w
         assert.equal(positionBody(data), JSON.stringify({ success: true, data }));
       },
     ),
-    fcParams(),
+    fcParams(process.env),
   );
 });
 

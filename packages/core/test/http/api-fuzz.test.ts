@@ -11,7 +11,7 @@ import { ApiError } from "../../src/http/errors.js";
 import { createRouter } from "../../src/http/router.js";
 import { ROUTES, routeErrorCodes } from "../../src/http/routes.js";
 import { createPartnerApi, Problem, signBody } from "../../src/index.js";
-import { fcParams } from "../fc-config.js";
+import { fcParams } from "../../src/testing/index.js";
 import { DEMO, loadSandbox } from "../sandbox.js";
 
 const api = createPartnerApi({
@@ -156,6 +156,6 @@ test("property: handle() never answers 5xx and always answers a well-formed body
         }
       },
     ),
-    { ...fcParams(), numRuns: Number(process.env["FC_NUM_RUNS"] ?? 1000) },
+    { ...fcParams(process.env), numRuns: Number(process.env["FC_NUM_RUNS"] ?? 1000) },
   );
 });

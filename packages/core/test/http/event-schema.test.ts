@@ -12,7 +12,7 @@ import fc from "fast-check";
 import { ApiError } from "../../src/http/errors.js";
 import { validateEvent } from "../../src/http/inbound-event/event-schema.js";
 import { EVENT_TYPES, PartnerEvent } from "../../src/http/schemas.js";
-import { fcParams } from "../fc-config.js";
+import { fcParams } from "../../src/testing/index.js";
 
 const VALID = { event_type: "partner.user.created", occurred_at: "2026-11-20T10:15:00Z", data: { a: 1 } };
 const MEMBERS = ["event_type", "occurred_at", "data"] as const;
@@ -211,7 +211,10 @@ function answers(text: string): { plain: boolean; zod: boolean } {
   return { plain: passesSchemaStep(text, value), zod: PartnerEvent.safeParse(value).success };
 }
 
-const runs = () => ({ ...fcParams(), numRuns: Math.max(fcParams().numRuns ?? 200, 1000) });
+const runs = () => ({
+  ...fcParams(process.env),
+  numRuns: Math.max(fcParams(process.env).numRuns ?? 200, 1000),
+});
 
 describe("the schema step of an event (CONTRACT §5 PartnerEvent)", () => {
   test("property: accepts exactly what the zod schema accepts, for any parsed body", () => {
@@ -229,7 +232,7 @@ describe("the schema step of an event (CONTRACT §5 PartnerEvent)", () => {
       fc.property(acceptedBody, (text) => {
         assert.deepEqual(answers(text), { plain: true, zod: true }, text);
       }),
-      fcParams(),
+      fcParams(process.env),
     );
   });
 
@@ -239,7 +242,7 @@ describe("the schema step of an event (CONTRACT §5 PartnerEvent)", () => {
         fc.property(refusedBody, (text) => {
           assert.deepEqual(answers(text), { plain: false, zod: false }, text);
         }),
-        fcParams(),
+        fcParams(process.env),
       );
     });
   }

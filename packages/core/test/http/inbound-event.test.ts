@@ -10,7 +10,7 @@ import { ApiError } from "../../src/http/errors.js";
 import { JSON_CONTENT_TYPE, JSON_CONTENT_TYPE_PATTERN } from "../../src/http/inbound-event/content-type.js";
 import { validateEvent } from "../../src/http/inbound-event/event-schema.js";
 import { buildOpenApiDocument } from "../../src/index.js";
-import { fcParams } from "../fc-config.js";
+import { fcParams } from "../../src/testing/index.js";
 
 describe("Content-Type (CONTRACT §5, docs/contract.md)", () => {
   const published = new RegExp(JSON_CONTENT_TYPE_PATTERN); // no flags: as JSON Schema reads it
@@ -73,7 +73,7 @@ describe("Content-Type (CONTRACT §5, docs/contract.md)", () => {
       fc.property(fc.oneof(variant, fc.string({ maxLength: 40 })), (value) => {
         assert.equal(published.test(value), JSON_CONTENT_TYPE.test(value), JSON.stringify(value));
       }),
-      fcParams(),
+      fcParams(process.env),
     );
   });
 });

@@ -3,7 +3,7 @@ import { test } from "node:test";
 import fc from "fast-check";
 import { ApiError } from "../../src/http/errors.js";
 import { queryParam } from "../../src/http/query.js";
-import { fcParams } from "../fc-config.js";
+import { fcParams } from "../../src/testing/index.js";
 
 /** What queryParam answers, by definition: form decoding of every part, errors as their code. */
 function definition(query: string, name: string): string {
@@ -59,6 +59,6 @@ test("property: queryParam decodes as form encoding does (plain text taken as it
     fc.property(query, (q) => {
       assert.equal(answer(q, "a"), definition(q, "a"));
     }),
-    fcParams(),
+    fcParams(process.env),
   );
 });

@@ -9,7 +9,7 @@ import fc from "fast-check";
 import { ApiError } from "../../src/http/errors.js";
 import { createRouter } from "../../src/http/router.js";
 import { ROUTES } from "../../src/http/routes.js";
-import { fcParams } from "../fc-config.js";
+import { fcParams } from "../../src/testing/index.js";
 
 const BASE = "/api/partner";
 
@@ -83,7 +83,7 @@ test("matching equals the split-and-compare definition for any path and method",
         assert.deepEqual(actual(method, path), reference(method, path), path);
       },
     ),
-    fcParams(),
+    fcParams(process.env),
   );
 });
 

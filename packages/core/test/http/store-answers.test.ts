@@ -29,7 +29,7 @@ import {
   StoreUnavailableError,
 } from "../../src/index.js";
 import { isPromiseLike } from "../../src/stores/maybe-promise.js";
-import { fcParams } from "../fc-config.js";
+import { fcParams } from "../../src/testing/index.js";
 import { DEMO, loadSandbox } from "../sandbox.js";
 
 const PRODUCTS = "/api/partner/products";
@@ -307,7 +307,7 @@ test("stores answering with values, promises or thenables get the same answers, 
         }
       }
     }),
-    fcParams(),
+    fcParams(process.env),
   );
 });
 

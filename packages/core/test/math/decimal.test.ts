@@ -9,7 +9,7 @@ import {
   parseAmount,
   parseDecimal,
 } from "../../src/math/decimal.js";
-import { fcParams } from "../fc-config.js";
+import { fcParams } from "../../src/testing/index.js";
 
 const FORMAT_REASON =
   "amount must be a plain decimal number like 1000.5 (no sign, exponent, spaces or separators)";
@@ -190,7 +190,7 @@ describe("properties", () => {
         const text = formatUnits(value, d);
         assert.ok(CANONICAL_DECIMAL.test(text) && isCanonicalDecimal(text), text);
       }),
-      fcParams(),
+      fcParams(process.env),
     );
   });
 
@@ -199,7 +199,7 @@ describe("properties", () => {
       fc.property(fc.bigInt({ min: -(2n ** 300n), max: 2n ** 300n }), decimals, (value, d) => {
         assert.deepEqual(parseDecimal(formatUnits(value, d), d), { ok: true, value });
       }),
-      fcParams(),
+      fcParams(process.env),
     );
   });
 
@@ -208,7 +208,7 @@ describe("properties", () => {
       fc.property(fc.bigInt({ min: 1n, max: MAX_UINT256 }), decimals, (value, d) => {
         assert.deepEqual(parseAmount(formatUnits(value, d), d), { ok: true, value });
       }),
-      fcParams(),
+      fcParams(process.env),
     );
   });
 
@@ -222,7 +222,7 @@ describe("properties", () => {
         const padded = (fraction === 0 ? text + "." : text) + "0".repeat(zeros);
         assert.deepEqual(parseAmount(padded, d), { ok: true, value });
       }),
-      fcParams(),
+      fcParams(process.env),
     );
   });
 
@@ -233,7 +233,7 @@ describe("properties", () => {
         const result = parseAmount(text, d);
         if (result.ok) assert.match(text, pattern);
       }),
-      fcParams(),
+      fcParams(process.env),
     );
   });
 });

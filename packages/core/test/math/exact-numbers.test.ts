@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
 import { findInexactNumber, isExactJsonNumber } from "../../src/math/exact-numbers.js";
-import { fcParams } from "../fc-config.js";
+import { fcParams } from "../../src/testing/index.js";
 
 test("exact and inexact number tokens", () => {
   for (const t of [
@@ -80,7 +80,7 @@ test("property: findInexactNumber finds what a character-by-character scan finds
       const json = `[${tokens.join(",")}]`;
       assert.equal(findInexactNumber(json), referenceScan(json));
     }),
-    fcParams(),
+    fcParams(process.env),
   );
 });
 
@@ -99,6 +99,6 @@ test("property: two different exact numbers never parse to the same double", () 
       const same = ma * 10n ** (ea - e) === mb * 10n ** (eb - e);
       return same === (Number(a) === Number(b));
     }),
-    fcParams(),
+    fcParams(process.env),
   );
 });

@@ -23,8 +23,8 @@ import {
   WAD,
 } from "../../src/math/yield-math.js";
 import { unwrap } from "../../src/result.js";
+import { fcParams } from "../../src/testing/index.js";
 import { YIELD_VECTORS } from "../../src/testing/yield-vectors.js";
-import { fcParams } from "../fc-config.js";
 
 interface YieldVector {
   amount: string;
@@ -226,7 +226,7 @@ describe("integerNthRoot", () => {
           assert.ok(r ** e <= x && x < (r + 1n) ** e);
         },
       ),
-      fcParams(),
+      fcParams(process.env),
     );
   });
 });
@@ -239,7 +239,7 @@ describe("CONTRACT §2 invariants", () => {
       fc.property(fc.bigInt({ min: 1n, max: 20n * WAD }), fees, (a, [s, p]) => {
         assert.ok(netApy(a, s, p) <= a);
       }),
-      fcParams(),
+      fcParams(process.env),
     );
   });
 
@@ -248,7 +248,7 @@ describe("CONTRACT §2 invariants", () => {
       fc.property(nonNegativeRate, fees, (a, [s, p]) => {
         assert.ok(netApy(a, s, p) >= 0n);
       }),
-      fcParams(),
+      fcParams(process.env),
     );
   });
 
@@ -260,7 +260,7 @@ describe("CONTRACT §2 invariants", () => {
         if (n >= 0n) assert.ok(a1 <= a2 && m1 <= m2);
         else assert.ok(a1 >= a2 && m1 >= m2);
       }),
-      fcParams(),
+      fcParams(process.env),
     );
   });
 
@@ -272,7 +272,7 @@ describe("CONTRACT §2 invariants", () => {
         assert.ok(annualYield(p, n1) <= annualYield(p, n2));
         assert.ok(monthlyYield(p, n1) <= monthlyYield(p, n2));
       }),
-      fcParams(),
+      fcParams(process.env),
     );
   });
 
@@ -283,7 +283,7 @@ describe("CONTRACT §2 invariants", () => {
         assert.ok(monthly >= 0n);
         assert.ok(12n * monthly <= annualYield(p, n));
       }),
-      fcParams(),
+      fcParams(process.env),
     );
   });
 
@@ -294,7 +294,7 @@ describe("CONTRACT §2 invariants", () => {
         assert.ok(R ** 12n * WAD <= S12 * (WAD + n));
         assert.ok((R + 1n) ** 12n * WAD > S12 * (WAD + n), "R is the largest such integer");
       }),
-      fcParams(),
+      fcParams(process.env),
     );
   });
 
@@ -304,7 +304,7 @@ describe("CONTRACT §2 invariants", () => {
         const annual = annualYield(p, n);
         assert.ok(annual * WAD <= p * n && p * n < (annual + 1n) * WAD);
       }),
-      fcParams(),
+      fcParams(process.env),
     );
   });
 
@@ -315,7 +315,7 @@ describe("CONTRACT §2 invariants", () => {
         const scaled = p * (monthlyGrowthFactor(n) - S);
         assert.ok(monthly * S <= scaled && scaled < (monthly + 1n) * S);
       }),
-      fcParams(),
+      fcParams(process.env),
     );
   });
 
@@ -332,7 +332,7 @@ describe("CONTRACT §2 invariants", () => {
         assert.deepEqual(parseAmount(quote.principal, d), { ok: true, value: p });
         assert.equal(unwrap(parseDecimal(quote.net_apy_for_user, RATE_DECIMALS)), a);
       }),
-      fcParams(),
+      fcParams(process.env),
     );
   });
 
@@ -350,7 +350,7 @@ describe("CONTRACT §2 invariants", () => {
           assert.ok(assets * denominator <= numerator && numerator < (assets + 1n) * denominator);
         },
       ),
-      fcParams(),
+      fcParams(process.env),
     );
   });
 
@@ -371,7 +371,7 @@ describe("CONTRACT §2 invariants", () => {
           assert.ok(assets * supply <= shares * total);
         },
       ),
-      fcParams(),
+      fcParams(process.env),
     );
   });
 
@@ -387,7 +387,7 @@ describe("CONTRACT §2 invariants", () => {
           assert.ok(convertToAssets(shares, total, supply, delta) <= total);
         },
       ),
-      fcParams(),
+      fcParams(process.env),
     );
   });
 
@@ -402,7 +402,7 @@ describe("CONTRACT §2 invariants", () => {
           assert.ok(convertToAssets(s1, total, supply, delta) <= convertToAssets(s2, total, supply, delta));
         },
       ),
-      fcParams(),
+      fcParams(process.env),
     );
   });
 
@@ -413,7 +413,7 @@ describe("CONTRACT §2 invariants", () => {
         const whole = annualYield(p1 + p2, n);
         assert.ok(parts <= whole && whole <= parts + 1n);
       }),
-      fcParams(),
+      fcParams(process.env),
     );
   });
 
@@ -424,7 +424,7 @@ describe("CONTRACT §2 invariants", () => {
         const whole = monthlyYield(p1 + p2, n);
         assert.ok(parts <= whole && whole <= parts + 1n);
       }),
-      fcParams(),
+      fcParams(process.env),
     );
   });
 
@@ -434,7 +434,7 @@ describe("CONTRACT §2 invariants", () => {
         const [low, high] = first[0] + first[1] <= second[0] + second[1] ? [first, second] : [second, first];
         assert.ok(netApy(a, high[0], high[1]) <= netApy(a, low[0], low[1]));
       }),
-      fcParams(),
+      fcParams(process.env),
     );
   });
 
@@ -449,7 +449,7 @@ describe("CONTRACT §2 invariants", () => {
         const padded = (fraction === 0 ? canonical + "." : canonical) + "0".repeat(zeros);
         assert.deepEqual(quoteFor(padded, d, a, s, f), quoteFor(canonical, d, a, s, f));
       }),
-      fcParams(),
+      fcParams(process.env),
     );
   });
 
@@ -466,7 +466,7 @@ describe("CONTRACT §2 invariants", () => {
         for (const value of Object.values(quote)) assert.ok(isCanonicalDecimal(value), value);
         assert.equal(quote.principal, formatUnits(p, d));
       }),
-      fcParams(),
+      fcParams(process.env),
     );
   });
 });
@@ -485,7 +485,7 @@ function quoteFor(amount: string, decimals: number, apy: bigint, service: number
 
 describe("fcParams", () => {
   test("a failing property reports its seed and path, so it can be replayed", () => {
-    const { path: _ignored, ...params } = fcParams();
+    const { path: _ignored, ...params } = fcParams(process.env);
     assert.throws(
       () =>
         fc.assert(

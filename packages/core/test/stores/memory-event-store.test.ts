@@ -10,7 +10,7 @@ import {
   valueMemoryBytes,
 } from "../../src/stores/event-store.js";
 import { newEvent } from "../../src/testing/event-store-suite.js";
-import { fcParams } from "../fc-config.js";
+import { fcParams } from "../../src/testing/index.js";
 import { DEMO, loadSandbox, signedEventRequest } from "../sandbox.js";
 
 test("an event whose data comes from its raw body is charged without its data tree (it is not held twice)", async () => {
@@ -137,7 +137,7 @@ test("a model check: appends, duplicates, conflicts, find and list agree with a 
         assert.equal(await store.find("p3", "sandbox", "k1"), undefined);
       },
     ),
-    fcParams(),
+    fcParams(process.env),
   );
 });
 

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
 import { MemoryRateLimiter } from "../../src/index.js";
-import { fcParams } from "../fc-config.js";
+import { fcParams } from "../../src/testing/index.js";
 
 const WINDOW = 60_000;
 
@@ -104,7 +104,7 @@ test("property: in ANY 60-second interval at most `quota` hits are allowed (exac
         return true;
       },
     ),
-    fcParams(),
+    fcParams(process.env),
   );
 });
 
@@ -126,7 +126,7 @@ test("property: a hit is refused only when `quota` hits were allowed in the prec
         return true;
       },
     ),
-    fcParams(),
+    fcParams(process.env),
   );
 });
 
@@ -170,7 +170,7 @@ test("property: waiting retryAfterSeconds after a refusal is always enough", asy
         return true;
       },
     ),
-    fcParams(),
+    fcParams(process.env),
   );
 });
 

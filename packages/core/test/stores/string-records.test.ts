@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
 import { StringRecords } from "../../src/stores/string-records.js";
-import { fcParams } from "../fc-config.js";
+import { fcParams } from "../../src/testing/index.js";
 
 /** Any UTF-16 code unit, lone surrogates included. */
 const anyUnit = fc.integer({ min: 0, max: 0xffff }).map((u) => String.fromCharCode(u));
@@ -32,7 +32,7 @@ test("every field of every record reads back exactly as appended", () => {
           assert.equal(strings.field(i, f), text, `record ${i} field ${f}`);
       }
     }),
-    fcParams(),
+    fcParams(process.env),
   );
 });
 
@@ -98,6 +98,6 @@ test("equals tells whether a field is a given string, as comparing the field rea
         });
       },
     ),
-    fcParams(),
+    fcParams(process.env),
   );
 });

@@ -1,5 +1,5 @@
 /**
- * Test support: a TCP proxy in front of PostgreSQL or Redis that a test can cut, so an outage is
+ * A TCP proxy in front of PostgreSQL or Redis that a test can cut, so an outage is
  * simulated without stopping the shared server. `refuse` resets every connection and every new
  * one (a server that is down); `blackhole` keeps connections open but forwards nothing (a network
  * that drops packets: only timeouts notice).

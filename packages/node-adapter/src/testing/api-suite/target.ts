@@ -12,8 +12,9 @@ import {
   Problem,
   type RateLimiter,
   signBody,
-} from "../../../src/index.js";
-import { DEMO, loadSandbox } from "../../sandbox.js";
+} from "@partner-yield/core";
+import { DEMO } from "../requests.js";
+import { loadSandbox } from "../sandbox.js";
 
 export { DEMO, loadSandbox };
 

@@ -2,7 +2,7 @@
  * The README's production recipe ("Running it in production"), run as an operator runs it:
  * `db migrate`, `db import-fixtures --env production` of an operator's data (fresh credentials,
  * never the published demo ones), then two `serve --env production` instances on one PostgreSQL
- * and one Redis behind a load balancer that polls `/readyz` (packages/server/test/balancer.ts).
+ * and one Redis behind a load balancer that polls `/readyz` (balancer.ts).
  * The "done when" of issue 27, one `describe` per item, on the instances `recipe` started (and
  * restarted): /readyz and a rolling restart that loses no request, the published credential
  * refused, /metrics after traffic, a trace continued from `traceparent` exported over OTLP, this
@@ -14,12 +14,12 @@ import { randomBytes } from "node:crypto";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before } from "node:test";
-import { DEMO, type PrivateFixtures, privateFixtures } from "../packages/node-adapter/test/support.js";
-import { type Balancer, getThrough, keepAliveLoad, startBalancer } from "../packages/server/test/balancer.js";
-import { runCli, type ServerProcess, startServerProcess } from "../packages/server/test/server-process.js";
-import { knownMigrations, migrate, parseMigration } from "../packages/store-postgres/src/index.js";
-import { gate, postgresReachable, testDatabase } from "../packages/store-postgres/test/database.js";
-import { REDIS_URL, redisReachable, testRedis } from "../packages/store-redis/test/redis.js";
+import { DEMO, gate, type PrivateFixtures, privateFixtures } from "@partner-yield/node-adapter/testing";
+import { knownMigrations, migrate, parseMigration } from "@partner-yield/store-postgres";
+import { postgresReachable, testDatabase } from "@partner-yield/store-postgres/testing";
+import { REDIS_URL, redisReachable, testRedis } from "@partner-yield/store-redis/testing";
+import { type Balancer, getThrough, keepAliveLoad, startBalancer } from "./balancer.js";
+import { runCli, type ServerProcess, startServerProcess } from "./server-process.js";
 
 const { describe, test, available } = gate({
   PostgreSQL: await postgresReachable(),

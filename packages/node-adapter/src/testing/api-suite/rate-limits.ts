@@ -1,7 +1,7 @@
 /** The API suite, rate limits (CONTRACT §7): see index.ts. */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { generateApiKey } from "../../../src/index.js";
+import { generateApiKey } from "@partner-yield/core";
 import { DEMO, expectProblem, loadSandbox, P, type SuiteContext } from "./target.js";
 
 export function rateLimitSuite(suite: SuiteContext): void {

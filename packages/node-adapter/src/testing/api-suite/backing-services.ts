@@ -10,7 +10,7 @@ import {
   type EventStore,
   MemoryEventStore,
   StoreUnavailableError,
-} from "../../../src/index.js";
+} from "@partner-yield/core";
 import { eventBody, expectProblem, loadSandbox, P, type SuiteContext, WALLET } from "./target.js";
 
 interface Reported {

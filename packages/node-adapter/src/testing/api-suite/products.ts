@@ -1,8 +1,8 @@
 /** The API suite, products (CONTRACT §8): see index.ts. */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { Product, ProductListResponse } from "../../../src/index.js";
-import { formatUnits, netApy } from "../../../src/math/index.js";
+import { Product, ProductListResponse } from "@partner-yield/core";
+import { formatUnits, netApy } from "@partner-yield/core/math";
 import { DEMO, expectProblem, json, loadSandbox, P, type SuiteContext, WALLET } from "./target.js";
 
 export function productsSuite(suite: SuiteContext): void {

@@ -1,11 +1,13 @@
 /**
  * The API test suite, written once as a factory (as hono does with `runTest({ newRouter })`):
- * `runApiSuite(name, mount, backend?)` runs every endpoint, error code and status of the contract against
- * whatever `mount` puts the API behind — `handle()` in-process, or a real node:http server.
- * One file per endpoint or concern; each takes the shared target from `SuiteContext`.
+ * `runApiSuite(name, mount, backend?)` runs every endpoint, error code and status of the contract
+ * against whatever `mount` puts the API behind — `handle()` in process (`inProcess`), a real
+ * node:http server, a framework's app — on the sandbox fixtures in memory, or on the stores of a
+ * durable `backend`. One file per endpoint or concern; each takes the shared target from
+ * `SuiteContext`.
  */
 import { after, before, describe } from "node:test";
-import { MemoryRateLimiter } from "../../../src/index.js";
+import { MemoryRateLimiter } from "@partner-yield/core";
 import { authenticationSuite } from "./authentication.js";
 import { backingServicesSuite } from "./backing-services.js";
 import { basePathSuite } from "./base-path.js";

@@ -1,8 +1,8 @@
 /** The API suite, position (CONTRACT §2, §3): see index.ts. */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { MemoryPositionSource, Position, toChecksumAddress } from "../../../src/index.js";
-import { convertToAssets, formatUnits, usdValueCents } from "../../../src/math/index.js";
+import { MemoryPositionSource, Position, toChecksumAddress } from "@partner-yield/core";
+import { convertToAssets, formatUnits, usdValueCents } from "@partner-yield/core/math";
 import {
   DEMO,
   EMPTY_WALLET,

@@ -1,7 +1,7 @@
 /** The API suite, events (CONTRACT §5): see index.ts. */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { signBody } from "../../../src/index.js";
+import { signBody } from "@partner-yield/core";
 import { DEMO, eventBody, expectProblem, json, type SuiteContext } from "./target.js";
 
 export function eventsSuite(suite: SuiteContext): void {

@@ -1,4 +1,4 @@
-import { hashApiKey } from "@partner-yield/core";
+import { hashApiKey } from "../auth/api-key.js";
 
 /**
  * The sandbox demo credentials. DEMO ONLY: they are published in the README and unlock nothing but

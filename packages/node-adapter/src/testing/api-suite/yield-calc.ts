@@ -1,8 +1,8 @@
 /** The API suite, yield-calc (CONTRACT §2, §3): see index.ts. */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { quoteYield } from "../../../src/math/index.js";
-import { YIELD_VECTORS } from "../../../src/testing/yield-vectors.js";
+import { quoteYield } from "@partner-yield/core/math";
+import { YIELD_VECTORS } from "@partner-yield/core/testing";
 import { expectProblem, json, P, type SuiteContext } from "./target.js";
 
 export function yieldCalcSuite(suite: SuiteContext): void {

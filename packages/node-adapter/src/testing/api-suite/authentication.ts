@@ -1,7 +1,7 @@
 /** The API suite, authentication (CONTRACT §4): see index.ts. */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { generateApiKey } from "../../../src/index.js";
+import { generateApiKey } from "@partner-yield/core";
 import { DEMO, expectProblem, KEY, P, type SuiteContext } from "./target.js";
 
 export function authenticationSuite(suite: SuiteContext): void {

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { createPartnerApi, ProductListResponse } from "../../../src/index.js";
+import { createPartnerApi, ProductListResponse } from "@partner-yield/core";
 import { expectProblem, json, loadSandbox, P, type SuiteContext } from "./target.js";
 
 export function basePathSuite(suite: SuiteContext): void {

@@ -1,4 +1,0 @@
-/** The API suite in-process: `handle()` called directly, no socket. */
-import { inProcess, runApiSuite } from "./api-suite/index.js";
-
-runApiSuite("in-process handle()", inProcess);
