@@ -35,16 +35,14 @@ const COLUMNS = `id::text as id, partner_id, environment, idempotency_key, finge
  * that failed, checked in the
  * statement that claims the key (CONTRACT §4, §5). Within the statement a key already taken, by a
  * committed event or one in flight (ON CONFLICT waits for its transaction), is skipped; the
- * `inserted` rows name the rows inserted. `data` is taken from the raw body by PostgreSQL itself
- * when `$12` says the body holds it in a form jsonb takes (`dataInBody`), so the event's content
- * travels once; otherwise `$7` carries it as JSON text (or null).
+ * `inserted` rows name the rows inserted.
  */
 const INSERT = `with gate as materialized (select pg_advisory_xact_lock_shared(${EVENT_LOG_LOCK}) as locked),
 input as (
   select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
-    $7::text[], $8::text[], $9::timestamptz[], $10::text[], $11::text[], $12::boolean[]) with ordinality
+    $7::text[], $8::text[], $9::timestamptz[], $10::text[], $11::text[]) with ordinality
     as input(partner_id, environment, idempotency_key, fingerprint, event_type, occurred_at, data,
-      raw_body, received_at, key_hash, secret_sha256, data_in_body, n)
+      raw_body, received_at, key_hash, secret_sha256, n)
 ),
 checked as materialized (
   select input.*,
@@ -60,9 +58,7 @@ inserted as (
   insert into events (partner_id, environment, idempotency_key, fingerprint, event_type, occurred_at,
     data, raw_body, received_at)
   select checked.partner_id, checked.environment, checked.idempotency_key, checked.fingerprint,
-    checked.event_type, checked.occurred_at,
-    case when checked.data_in_body then checked.raw_body::jsonb -> 'data' else checked.data::jsonb end,
-    checked.raw_body, checked.received_at
+    checked.event_type, checked.occurred_at, checked.data::jsonb, checked.raw_body, checked.received_at
   from gate, checked
   where checked.key_ok and checked.secret_ok
   order by checked.n
@@ -196,7 +192,7 @@ export class PostgresEventStore implements EventStore {
    * `StoreUnavailableError`). The first append of each key goes to the database; the later ones of
    * that key are judged against its outcome, as they would be one after the other.
    */
-  async #store(batch: readonly Pending[], dataAsSent = false): Promise<void> {
+  async #store(batch: readonly Pending[]): Promise<void> {
     const byScope = new Map<string, Pending[]>();
     for (const pending of batch) {
       const scope = scopeOf(pending.event);
@@ -216,21 +212,11 @@ export class PostgresEventStore implements EventStore {
     }>;
     try {
       // A named statement: each connection parses and plans it once, then gets only the values.
-      inserted = await this.#pool.query({
-        name: INSERT_NAME,
-        text: INSERT,
-        values: columnsOf(firsts, dataAsSent),
-      });
+      inserted = await this.#pool.query({ name: INSERT_NAME, text: INSERT, values: columnsOf(firsts) });
     } catch (error) {
       if (firsts.length > 1 && isDataError(error)) {
         // One event the database refuses must not fail the others: each key on its own, as alone.
-        await Promise.all(scopes.map((scope) => this.#store(byScope.get(scope)!, dataAsSent)));
-        return;
-      }
-      if (!dataAsSent && isDataError(error) && dataInBody(firsts[0]!)) {
-        // jsonb refused the body for an escape `dataInBody` does not foresee: the data as the core
-        // parsed it (or null where jsonb cannot hold it), as for any other such event.
-        await this.#store(batch, true);
+        await Promise.all(scopes.map((scope) => this.#store(byScope.get(scope)!)));
         return;
       }
       const failure = unavailable("storing an event", error);
@@ -259,7 +245,7 @@ export class PostgresEventStore implements EventStore {
       for (const scope of refused) byScope.delete(scope);
       scopes.splice(0, scopes.length, ...scopes.filter((scope) => !wasRefused.has(scope)));
       // Judged as if they came after the refused one: alone, with their own credentials.
-      if (rest.length > 0) await this.#store(rest, dataAsSent);
+      if (rest.length > 0) await this.#store(rest);
     }
     // The keys that were taken, by committed events: ON CONFLICT waited for their transactions.
     const taken = scopes.filter((scope) => !holders.has(scope));
@@ -366,12 +352,8 @@ function wellFormed(text: string): string {
   return text.replace(LONE_SURROGATE, "\uFFFD");
 }
 
-/**
- * The insert's twelve parameters: one array per column, an element per event. `dataAsSent`: every
- * event's `data` travels as JSON text, none is taken from its raw body.
- */
-function columnsOf(events: readonly NewEvent[], dataAsSent: boolean): unknown[] {
-  const inBody = events.map((e) => !dataAsSent && dataInBody(e));
+/** The insert's eleven parameters: one array per column, an element per event. */
+function columnsOf(events: readonly NewEvent[]): unknown[] {
   return [
     events.map((e) => e.partnerId),
     events.map((e) => e.environment),
@@ -379,12 +361,11 @@ function columnsOf(events: readonly NewEvent[], dataAsSent: boolean): unknown[] 
     events.map((e) => e.fingerprint),
     events.map((e) => e.eventType),
     events.map((e) => e.occurredAt),
-    events.map((e, i) => (inBody[i] ? null : jsonbOrNull(e.data))),
+    events.map((e) => jsonbOrNull(e.data)),
     events.map((e) => e.rawBody),
     events.map((e) => new Date(e.receivedAt).toISOString()),
     events.map((e) => e.authorizedBy?.keyHash ?? null),
     events.map((e) => (e.authorizedBy === undefined ? null : secretSha256(e.authorizedBy.signingSecret))),
-    inBody,
   ];
 }
 
@@ -457,18 +438,6 @@ function dataOf(row: EventRow): Record<string, unknown> {
   }
   return row.data ?? {};
 }
-
-/**
- * Whether PostgreSQL can take the jsonb `data` column from the raw body itself (`raw_body::jsonb
- * -> 'data'`), so the event's content is sent once: the core parsed `data` from that body
- * (`dataFromRawBody`), and the body holds no escape jsonb refuses (\u0000) or that may be a lone
- * surrogate (any of \uD800-\uDFFF, paired or not). Those events send `data` as JSON text instead.
- */
-function dataInBody(event: NewEvent): boolean {
-  return event.dataFromRawBody === true && !JSONB_REFUSES.test(event.rawBody);
-}
-
-const JSONB_REFUSES = /\\u(?:0000|[dD][89a-fA-F])/;
 
 /** JSON text for the jsonb column, or null when jsonb cannot hold it (\u0000, a lone surrogate). */
 function jsonbOrNull(data: Readonly<Record<string, unknown>>): string | null {
