@@ -23,7 +23,7 @@ export interface AppendContext {
 }
 
 const encoder = new TextEncoder();
-/** Where the canonical text is encoded for its hash, reused (a new array a request costs ~1 µs). */
+/** Where the canonical text is encoded for its hash: one array reused, not a new one per request. */
 let scratch = new Uint8Array(4096);
 
 /** `text` as UTF-8, in `scratch`: valid until the next call. */
