@@ -4,18 +4,14 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { accept, FixtureError, type Result, refuse, StoreUnavailableError } from "@partner-yield/core";
+import { accept, FixtureError, type Result, refuse } from "@partner-yield/core";
 import { echoInput, escapeUnsafe } from "@partner-yield/core/adapters";
 import { loadFixtureDir } from "@partner-yield/node-adapter";
 import { argsErrorMessage } from "./args-error.js";
 import { auditActor } from "./audit-command.js";
+import { databaseFailure, EXIT_OK, EXIT_SCHEMA, EXIT_USAGE, failureReporter } from "./command-exit.js";
 import { publishedCredentialsMessage, publishedInFixtures } from "./published-credentials.js";
-import { redactConnectionText, redactUrl } from "./redact-url.js";
-
-const EXIT_OK = 0;
-const EXIT_FAILURE = 1;
-const EXIT_USAGE = 2;
-const EXIT_SCHEMA = 3;
+import { redactUrl } from "./redact-url.js";
 
 /** The text of `partner-yield db --help`. */
 export function dbHelpText(): string {
@@ -240,10 +236,8 @@ export async function runDbCommand(
     );
     return EXIT_OK;
   } catch (error) {
-    if ((error as Error).name === "SchemaVersionError") return fail(EXIT_SCHEMA, (error as Error).message);
-    if ((error as Error).name === "SecretKeyError") return fail(EXIT_FAILURE, (error as Error).message);
-    if (error instanceof StoreUnavailableError) return fail(EXIT_FAILURE, error.message);
-    return fail(EXIT_FAILURE, `${command} failed: ${(error as Error).message}`);
+    const { code, message } = databaseFailure(error, command);
+    return fail(code, message);
   } finally {
     await pool.end().catch(() => undefined);
   }
@@ -294,9 +288,8 @@ function usage(message: string): number {
 /** The connection URL of the running command: its credentials are masked in every message. */
 let connectionUrls: readonly string[] = [];
 
-function fail(code: number, message: string): number {
-  // Escaped as written: a fixture error quotes the directory given, a value may hold control sequences.
-  const text = escapeUnsafe(redactConnectionText(message, connectionUrls), { keepNewlines: true });
-  process.stderr.write(`partner-yield: ${text}\n`);
-  return code;
-}
+// Escaped as written: a fixture error quotes the directory given, a value may hold control sequences.
+const fail = failureReporter(
+  (text) => process.stderr.write(text),
+  () => connectionUrls,
+);

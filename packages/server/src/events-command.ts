@@ -6,17 +6,14 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { CONSUMER_NAME, type StoredEvent, StoreUnavailableError } from "@partner-yield/core";
+import { CONSUMER_NAME, type StoredEvent } from "@partner-yield/core";
 import { echoInput, escapeUnsafe } from "@partner-yield/core/adapters";
 import { argsErrorMessage } from "./args-error.js";
 import { auditActor } from "./audit-command.js";
+import { databaseFailure, EXIT_OK, EXIT_SCHEMA, EXIT_USAGE, failureReporter } from "./command-exit.js";
 import { databaseUrlOf } from "./db-command.js";
-import { redactConnectionText, redactUrl } from "./redact-url.js";
+import { redactUrl } from "./redact-url.js";
 
-const EXIT_OK = 0;
-const EXIT_FAILURE = 1;
-const EXIT_USAGE = 2;
-const EXIT_SCHEMA = 3;
 /** No such event (reset --to an id the log does not hold). */
 const EXIT_NOT_FOUND = 4;
 
@@ -80,10 +77,7 @@ export async function runEventsCommand(
   const out = options.stdout ?? ((text: string) => void process.stdout.write(text));
   const toStderr = options.stderr ?? ((text: string) => void process.stderr.write(text));
   let urls: readonly string[] = [];
-  const fail = (code: number, message: string): number => {
-    toStderr(`partner-yield: ${escapeUnsafe(redactConnectionText(message, urls), { keepNewlines: true })}\n`);
-    return code;
-  };
+  const fail = failureReporter(toStderr, () => urls);
   const usage = (message: string) =>
     fail(EXIT_USAGE, `${message}\nRun \`partner-yield events --help\` for the commands and options.`);
 
@@ -295,9 +289,8 @@ export async function runEventsCommand(
     }
     return EXIT_OK;
   } catch (error) {
-    if ((error as Error).name === "SchemaVersionError") return fail(EXIT_SCHEMA, (error as Error).message);
-    if (error instanceof StoreUnavailableError) return fail(EXIT_FAILURE, error.message);
-    return fail(EXIT_FAILURE, `events ${sub} failed: ${(error as Error).message}`);
+    const { code, message } = databaseFailure(error, `events ${sub}`);
+    return fail(code, message);
   } finally {
     await pool.end().catch(() => undefined);
   }
