@@ -100,16 +100,25 @@ describe("RedisRateLimiter round trips", () => {
 /**
  * A MONITOR connection. ioredis can fail to enter monitor mode when other clients keep Redis busy
  * (a monitored line arrives with MONITOR's own reply: "Command queue state error"): each failed
- * attempt is closed and another made, at most five.
+ * attempt is closed and another made, at most five. The connection is made here as
+ * `redis.monitor()` makes it (a duplicate in monitor mode), so a failed attempt closes the very
+ * connection it opened: `duplicate().monitor()` would open a second one that the first cannot
+ * close, and one left open keeps the test file's process from exiting.
  */
 async function startMonitor(redis: Redis): Promise<Redis> {
   for (let attempt = 1; ; attempt++) {
-    const connection = redis.duplicate();
-    connection.on("error", () => undefined);
+    const connection = redis.duplicate({ monitor: true, lazyConnect: false });
+    const entered = new Promise<Redis>((resolve, reject) => {
+      connection.once("monitoring", () => resolve(connection));
+      connection.once("error", reject);
+    });
     try {
       // Bounded: on a busy Redis the MONITOR handshake has been seen to hang without an error.
-      return await withinMs(connection.monitor(), 5000, "MONITOR did not start within 5 s");
+      const monitor = await withinMs(entered, 5000, "MONITOR did not start within 5 s");
+      monitor.on("error", () => undefined);
+      return monitor;
     } catch (error) {
+      connection.on("error", () => undefined);
       connection.disconnect();
       if (attempt === 5) throw error;
     }
