@@ -12,6 +12,7 @@ export {
 export { FAILED_AUTH_SCRIPT, RATE_LIMIT_MANY_SCRIPT } from "./rate-limit-script.js";
 export {
   connectRedis,
+  RATE_LIMIT_MANY_COMMAND,
   RETRY_AFTER_SECONDS,
   type RedisConnectionOptions,
   RedisRateLimiter,

@@ -46,7 +46,11 @@ export async function connectRedis(options: RedisConnectionOptions): Promise<Red
     commandTimeout: options.commandTimeoutMs ?? 1000,
     connectTimeout: options.connectTimeoutMs ?? 2000,
     retryStrategy: (attempt) => Math.min(100 * attempt, 2000),
+    // Commands made in the same turn share one write. The limiter pipelines its partner-quota runs
+    // itself (RedisRateLimiter's #flush): through autopipelining a lone run would pay for a
+    // pipeline of its own.
     enableAutoPipelining: true,
+    autoPipeliningIgnoredCommands: [RATE_LIMIT_MANY_COMMAND],
   });
   // ioredis prints unhandled 'error' events; the limiter reports failures as 503s instead.
   redis.on("error", (error: Error) => options.onError?.(error));
@@ -83,6 +87,13 @@ export interface RedisRateLimiterOptions {
   readonly maxFailedAuthAddresses?: number | undefined;
 }
 
+/**
+ * The name the limiter gives `RATE_LIMIT_MANY_SCRIPT` on its client. A client of your own with
+ * `enableAutoPipelining` should list it in `autoPipeliningIgnoredCommands`, as `connectRedis` does:
+ * the limiter pipelines these runs itself.
+ */
+export const RATE_LIMIT_MANY_COMMAND = "partnerYieldRateLimitMany";
+
 type ScriptReply = [allowed: number, counted: number, waitMs: number];
 type ManyReply = [counted: number, used: number, oldestWaitMs: number, refusedWaitMs: number];
 
@@ -117,6 +128,20 @@ type WithScript = Redis & {
   ): Promise<ManyReply>;
 };
 
+/** A pipeline of the client: the script queued with a callback for its own reply. */
+interface ScriptPipeline {
+  partnerYieldRateLimitMany(
+    zset: string,
+    state: string,
+    limit: number,
+    windowMs: number,
+    n: number,
+    now: number,
+    callback: (error: Error | null | undefined, reply?: ManyReply) => void,
+  ): unknown;
+  exec(): Promise<unknown>;
+}
+
 /**
  * @example
  * const redis = await connectRedis({ url: process.env.REDIS_URL! });
@@ -138,7 +163,7 @@ export class RedisRateLimiter implements RateLimiter {
   constructor(options: RedisRateLimiterOptions) {
     const redis = options.redis as WithScript;
     if (typeof redis.partnerYieldRateLimitMany !== "function")
-      redis.defineCommand("partnerYieldRateLimitMany", { numberOfKeys: 2, lua: RATE_LIMIT_MANY_SCRIPT });
+      redis.defineCommand(RATE_LIMIT_MANY_COMMAND, { numberOfKeys: 2, lua: RATE_LIMIT_MANY_SCRIPT });
     if (typeof redis.partnerYieldFailedAuth !== "function")
       redis.defineCommand("partnerYieldFailedAuth", { numberOfKeys: 5, lua: FAILED_AUTH_SCRIPT });
     this.#maxAuthKeys = options.maxFailedAuthAddresses ?? DEFAULT_MAX_FAILED_AUTH_ADDRESSES;
@@ -192,21 +217,38 @@ export class RedisRateLimiter implements RateLimiter {
 
   /**
    * Sends the waiting partner-quota hits: one script run per key, in the order first hit. A key
-   * with a run in flight keeps its hits until that run answers (`#send`): under load the hits of
-   * several turns then share one run, and one key never has two runs racing each other.
+   * with a run in flight keeps its hits until that run answers: under load the hits of several
+   * turns then share one run, and one key never has two runs racing each other. The runs of one
+   * flush go out as one pipeline (one write), a lone run as a plain command: ioredis's
+   * autopipelining would build a pipeline for it too, which costs the client about as much CPU
+   * again as the command itself (docs/performance.md).
    */
   readonly #flush = (): void => {
     this.#scheduled = false;
+    const ready: [string, PendingHits][] = [];
     for (const [key, pending] of this.#pending) {
       if (this.#busy.has(key)) continue;
       this.#pending.delete(key);
-      this.#send(key, pending);
+      this.#busy.add(key);
+      ready.push([key, pending]);
+    }
+    if (ready.length === 1) {
+      const [key, pending] = ready[0]!;
+      this.#settle(key, pending, this.#runMany(key, pending.limit, pending.windowMs, pending.waiters.length));
+    } else if (ready.length > 1) {
+      const pipeline = this.#redis.pipeline() as unknown as ScriptPipeline;
+      const replies = ready.map(([key, pending]) =>
+        this.#runMany(key, pending.limit, pending.windowMs, pending.waiters.length, pipeline),
+      );
+      // Each run's reply or error comes to its own callback; exec's answer repeats them.
+      pipeline.exec().catch(() => {});
+      for (const [i, [key, pending]] of ready.entries()) this.#settle(key, pending, replies[i]!);
     }
   };
 
-  #send(key: string, pending: PendingHits): void {
-    this.#busy.add(key);
-    void this.#decideMany(key, pending)
+  /** Settles the hits of a run when it answers, then lets the key's next hits go. */
+  #settle(key: string, pending: PendingHits, reply: Promise<ManyReply>): void {
+    void this.#decideMany(pending, reply)
       .catch((error: unknown) => {
         // Not Redis failing (that is settled in #decideMany) but this code: no hit hangs.
         const failure = unavailable("rate-limit decision", error);
@@ -214,19 +256,20 @@ export class RedisRateLimiter implements RateLimiter {
       })
       .then(() => {
         this.#busy.delete(key);
-        const next = this.#pending.get(key);
-        if (next === undefined) return;
-        this.#pending.delete(key);
-        this.#send(key, next);
+        // The keys whose runs answer together go out together again.
+        if (this.#pending.has(key) && !this.#scheduled) {
+          this.#scheduled = true;
+          queueMicrotask(this.#flush);
+        }
       });
   }
 
   /** Decides `pending.waiters.length` hits of `key` at once, in the order they were made. */
-  async #decideMany(key: string, pending: PendingHits): Promise<void> {
-    const { limit, windowMs, waiters } = pending;
+  async #decideMany(pending: PendingHits, run: Promise<ManyReply>): Promise<void> {
+    const { limit, waiters } = pending;
     let reply: ManyReply;
     try {
-      reply = await this.#runMany(key, limit, windowMs, waiters.length);
+      reply = await run;
     } catch (error) {
       const failure = unavailable("rate-limit decision", error);
       for (const waiter of waiters) waiter.reject(failure);
@@ -250,13 +293,39 @@ export class RedisRateLimiter implements RateLimiter {
     }
   }
 
-  /** One run of `RATE_LIMIT_MANY_SCRIPT` for `n` hits of a partner's quota (0: a peek). */
-  async #runMany(key: string, limit: number, windowMs: number, n: number): Promise<ManyReply> {
+  /**
+   * One run of `RATE_LIMIT_MANY_SCRIPT` for `n` hits of a partner's quota (0: a peek), sent at
+   * once, or queued on `pipeline` for its `exec()`.
+   */
+  async #runMany(
+    key: string,
+    limit: number,
+    windowMs: number,
+    n: number,
+    pipeline?: ScriptPipeline,
+  ): Promise<ManyReply> {
     const now = this.#now === undefined ? -1 : this.#now();
     // The hash tag keeps both keys in one slot of a Redis Cluster. `:w` names the window stored by
     // run (see RATE_LIMIT_MANY_SCRIPT), apart from the keys of releases that stored it by hit.
     const base = `${this.#prefix}{${key}}:w`;
-    const reply = await this.#redis.partnerYieldRateLimitMany(base, `${base}:n`, limit, windowMs, n, now);
+    const reply =
+      pipeline === undefined
+        ? await this.#redis.partnerYieldRateLimitMany(base, `${base}:n`, limit, windowMs, n, now)
+        : // Queued before this function first awaits, so before the caller's exec().
+          await new Promise<ManyReply>((resolve, reject) => {
+            pipeline.partnerYieldRateLimitMany(
+              base,
+              `${base}:n`,
+              limit,
+              windowMs,
+              n,
+              now,
+              (error, answer) => {
+                if (error) reject(error);
+                else resolve(answer as ManyReply);
+              },
+            );
+          });
     return reply.map(Number) as ManyReply;
   }
 

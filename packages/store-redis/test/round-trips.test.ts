@@ -97,6 +97,41 @@ describe("RedisRateLimiter round trips", () => {
   });
 });
 
+describe("RedisRateLimiter writes", () => {
+  test("the runs of several keys made in one turn leave in one write, each key answered as alone", async () => {
+    const redis = await connectRedis({ url: REDIS_URL, commandTimeoutMs: 5000 });
+    const prefix = `py-stores:writes:${uniqueTag()}:`;
+    try {
+      const limiter = new RedisRateLimiter({ redis, keyPrefix: prefix });
+      await limiter.hit("warm", 5, 60_000); // the script loaded on this connection
+      const socket = redis.stream;
+      const write = socket.write;
+      let writes = 0;
+      socket.write = function (this: typeof socket, ...args: Parameters<typeof write>) {
+        writes++;
+        return write.apply(this, args);
+      } as typeof write;
+      try {
+        const hits = ["k1", "k2", "k3", "k1"].map((key) => limiter.hit(key, 5, 60_000));
+        const decisions = await Promise.all(hits);
+        assert.deepEqual(
+          decisions.map((d) => d.remaining),
+          [4, 4, 4, 3],
+        );
+        assert.equal(writes, 1, "three keys' runs, one write");
+        writes = 0;
+        assert.equal((await limiter.hit("k2", 5, 60_000)).remaining, 3);
+        assert.equal(writes, 1, "a lone run, one write");
+      } finally {
+        socket.write = write;
+      }
+      await deleteKeys(redis, prefix);
+    } finally {
+      redis.disconnect();
+    }
+  });
+});
+
 /**
  * A MONITOR connection. ioredis can fail to enter monitor mode when other clients keep Redis busy
  * (a monitored line arrives with MONITOR's own reply: "Command queue state error"): each failed
