@@ -17,7 +17,8 @@ import type pg from "pg";
 import { guarded, unavailable } from "./errors.js";
 
 /**
- * Every insert holds this advisory lock in shared mode until it commits; `list` takes it exclusively
+ * Every insert holds this advisory lock in shared mode until it commits (the number is written in
+ * migration 0008's function too); `list` takes it exclusively
  * for the moment of its read. Writers never wait for each other, and a reader never sees an event
  * while one with a smaller id is still uncommitted, so paging by id misses nothing.
  */
@@ -27,49 +28,20 @@ const COLUMNS = `id::text as id, partner_id, environment, idempotency_key, finge
   occurred_at, data, raw_body, received_at`;
 
 /**
- * The batch's events as parallel arrays, inserted in the order given (`n`), under the lock taken
- * before the first row (the sort reads every input row, and with it the gate, before inserting).
- * An event whose `authorizedBy` key or secret (`$10`, and `$11` the secret's SHA-256 in hex: the
- * row may hold the secret sealed, migration 0006, and the secret itself never travels; null: not
- * checked) is no longer active is not inserted and comes back as `revoked` with the credential
- * that failed, checked in the
- * statement that claims the key (CONTRACT §4, §5). Within the statement a key already taken, by a
- * committed event or one in flight (ON CONFLICT waits for its transaction), is skipped; the
- * `inserted` rows name the rows inserted.
+ * The batch's events as parallel arrays, inserted in the order given, under the event log's lock
+ * (`EVENT_LOG_LOCK`, taken before the first row), by `partner_yield_append_events` (migration
+ * 0008), whose statement each connection plans once (a generic plan) instead of at every
+ * execution. An event whose `authorizedBy` key or secret (`$10`, and `$11` the secret's SHA-256 in
+ * hex: the row may hold the secret sealed, migration 0006, and the secret itself never travels;
+ * null: not checked) is no longer active is not inserted and comes back as `revoked` with the
+ * credential that failed, checked in the statement that claims the key (CONTRACT §4, §5). Within
+ * the statement a key already taken, by a committed event or one in flight (ON CONFLICT waits for
+ * its transaction), is skipped; the rows with an `id` name the events inserted.
  */
-const INSERT = `with gate as materialized (select pg_advisory_xact_lock_shared(${EVENT_LOG_LOCK}) as locked),
-input as (
-  select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
-    $7::text[], $8::text[], $9::timestamptz[], $10::text[], $11::text[]) with ordinality
-    as input(partner_id, environment, idempotency_key, fingerprint, event_type, occurred_at, data,
-      raw_body, received_at, key_hash, secret_sha256, n)
-),
-checked as materialized (
-  select input.*,
-    (input.key_hash is null or exists (select 1 from api_keys k where k.key_hash = input.key_hash
-      and k.partner_id = input.partner_id and k.environment = input.environment
-      and k.status = 'active')) as key_ok,
-    (input.secret_sha256 is null or exists (select 1 from signing_secrets s
-      where s.partner_id = input.partner_id and s.status = 'active'
-        and s.secret_sha256 = input.secret_sha256)) as secret_ok
-  from input
-),
-inserted as (
-  insert into events (partner_id, environment, idempotency_key, fingerprint, event_type, occurred_at,
-    data, raw_body, received_at)
-  select checked.partner_id, checked.environment, checked.idempotency_key, checked.fingerprint,
-    checked.event_type, checked.occurred_at, checked.data::jsonb, checked.raw_body, checked.received_at
-  from gate, checked
-  where checked.key_ok and checked.secret_ok
-  order by checked.n
-  on conflict (partner_id, environment, idempotency_key) do nothing
-  returning id::text as id, partner_id, environment, idempotency_key
-)
-select id, partner_id, environment, idempotency_key, null as revoked from inserted
-union all
-select null, partner_id, environment, idempotency_key,
-  case when not key_ok then 'api_key' else 'signing_secret' end
-from checked where not (key_ok and secret_ok)`;
+const INSERT = `select event_id as id, event_partner_id as partner_id, event_environment as environment,
+  event_idempotency_key as idempotency_key, refused_credential as revoked
+from partner_yield_append_events($1::text[], $2::text[], $3::text[], $4::text[], $5::text[],
+  $6::text[], $7::text[], $8::text[], $9::timestamptz[], $10::text[], $11::text[])`;
 
 /** The insert's prepared-statement name (per connection; the text's hash keeps versions apart). */
 const INSERT_NAME = `partner-yield-append-${createHash("sha256").update(INSERT).digest("hex").slice(0, 16)}`;

@@ -33,7 +33,7 @@ function countingStore(options: PostgresEventStoreOptions = {}): {
   } as unknown as pg.Pool;
   return {
     store: new PostgresEventStore(pool, undefined, options),
-    inserts: () => statements.filter((s) => s.includes("insert into events")).length,
+    inserts: () => statements.filter((s) => s.includes("partner_yield_append_events(")).length,
     statements,
   };
 }

@@ -1,0 +1,141 @@
+/**
+ * The event insert's plan (migration 0008): `partner_yield_append_events` runs its statement with
+ * a generic plan, planned once per connection for any batch size, so that plan must stay cheap for
+ * a lone event however large the tables grow: with 1,000 and then 100,000 API keys, and 2,000
+ * signing secrets, it reads both by index, one probe per event, and never scans or hashes either
+ * table (as EXISTS subqueries, the generic plan hashed the whole of a table of 1,000 keys or 2,000
+ * secrets at each execution). The statement is taken from the function as the database holds it
+ * and prepared with the function's setting.
+ */
+import assert from "node:assert/strict";
+import { gate, loadSandbox } from "@partner-yield/node-adapter/testing";
+import { postgresReachable, testDatabase } from "@partner-yield/store-postgres/testing";
+import { dataSetOf, importData } from "../src/index.js";
+
+const { describe, test, available } = gate({ PostgreSQL: await postgresReachable() });
+const db = available ? await testDatabase("insert_plan") : undefined;
+
+/** The function's parameters in order, with their types: `$1` … `$11` of the prepared statement. */
+const PARAMETERS = [
+  ["p_partner_id", "text[]"],
+  ["p_environment", "text[]"],
+  ["p_idempotency_key", "text[]"],
+  ["p_fingerprint", "text[]"],
+  ["p_event_type", "text[]"],
+  ["p_occurred_at", "text[]"],
+  ["p_data", "text[]"],
+  ["p_raw_body", "text[]"],
+  ["p_received_at", "timestamptz[]"],
+  ["p_key_hash", "text[]"],
+  ["p_secret_sha256", "text[]"],
+] as const;
+
+interface PlanNode {
+  "Node Type": string;
+  "Relation Name"?: string;
+  "Parent Relationship"?: string;
+  Plans?: PlanNode[];
+}
+
+/** Every node of a plan, each with the node types above it. */
+function nodesOf(
+  node: PlanNode,
+  above: readonly string[] = [],
+): { node: PlanNode; above: readonly string[] }[] {
+  const here = { node, above };
+  const below = (node.Plans ?? []).flatMap((child) => nodesOf(child, [...above, node["Node Type"]]));
+  return [here, ...below];
+}
+
+describe("the event insert's generic plan", () => {
+  test("reads api_keys and signing_secrets by index, never a scan or a hash of either", async () => {
+    await importData(db!.pool, dataSetOf(loadSandbox()));
+    const { rows: partners } = await db!.pool.query<{ id: string }>(
+      "select id from partners order by id limit 1",
+    );
+    const partner = partners[0]!.id;
+    await db!.pool.query(
+      `insert into signing_secrets (partner_id, secret)
+       select $1, 'whsec_' || md5('plan-secret-' || i) from generate_series(1, 2000) as i`,
+      [partner],
+    );
+    const statement = await functionStatement();
+    let keys = 0;
+    for (const size of [1000, 100_000]) {
+      await db!.pool.query(
+        `insert into api_keys (partner_id, environment, key_hash, status)
+         select $1, 'sandbox', encode(sha256(convert_to('plan-key-' || i, 'UTF8')), 'hex'), 'active'
+         from generate_series($2::int, $3::int) as i`,
+        [partner, keys + 1, size],
+      );
+      keys = size;
+      await db!.pool.query("analyze api_keys; analyze signing_secrets; analyze events");
+      const nodes = await genericPlan(statement, partner);
+      for (const table of ["api_keys", "signing_secrets"]) {
+        const reads = nodes.filter(({ node }) => node["Relation Name"] === table);
+        const where = `${table}, ${size} keys`;
+        assert.equal(
+          reads.length,
+          1,
+          `one read of ${where}: ${JSON.stringify(reads.map((r) => r.node["Node Type"]))}`,
+        );
+        const { node, above } = reads[0]!;
+        assert.match(
+          node["Node Type"],
+          /^Index (Only )?Scan$/,
+          `${where} read by index, not ${node["Node Type"]}`,
+        );
+        assert.ok(
+          !above.some((step) => step === "Hash" || step.startsWith("hashed ")),
+          `${where} not hashed: under ${above.join(" > ")}`,
+        );
+      }
+    }
+  });
+});
+
+/** The function's statement as the database holds it, with `$1` … `$11` for its parameters. */
+async function functionStatement(): Promise<string> {
+  const { rows } = await db!.pool.query<{ source: string; config: string[] | null }>(
+    "select prosrc as source, proconfig as config from pg_proc where proname = 'partner_yield_append_events'",
+  );
+  assert.equal(rows.length, 1, "migration 0008's function is there");
+  assert.deepEqual(rows[0]!.config, ["plan_cache_mode=force_generic_plan"]);
+  const body = /return query\s+([\s\S]*?);\s*end;?\s*$/i.exec(rows[0]!.source.trim());
+  assert.ok(body, "the function returns one query");
+  let statement = body[1]!;
+  // Longest names first, so that no name is replaced inside a longer one.
+  const byLength = PARAMETERS.map(([name, type], i) => ({ name, type, i })).sort(
+    (a, b) => b.name.length - a.name.length,
+  );
+  for (const { name, type, i } of byLength)
+    statement = statement.replace(new RegExp(`\\b${name}\\b`, "g"), `$${i + 1}::${type}`);
+  assert.doesNotMatch(statement, /\bp_[a-z_]+\b/, "every parameter replaced");
+  return statement;
+}
+
+/** The nodes of the statement's generic plan for one event. */
+async function genericPlan(statement: string, partner: string): Promise<ReturnType<typeof nodesOf>> {
+  const client = await db!.pool.connect();
+  try {
+    await client.query("set plan_cache_mode = force_generic_plan");
+    await client.query(
+      `prepare plan_check (${PARAMETERS.map(([, type]) => type).join(", ")}) as ${statement}`,
+    );
+    try {
+      // EXPLAIN takes no parameters of its own: the values are written in.
+      const id = client.escapeLiteral(partner);
+      const hash = client.escapeLiteral("a".repeat(64));
+      const explained = await client.query<{ "QUERY PLAN": [{ Plan: PlanNode }] }>(
+        `explain (format json) execute plan_check (array[${id}], array['sandbox'], array['k'],
+          array[${hash}], array['partner.user.created'], array['2026-11-20T10:15:00Z'], array['{}'],
+          array['{}'], array[now()], array[${hash}], array[${hash}])`,
+      );
+      return nodesOf(explained.rows[0]!["QUERY PLAN"][0].Plan);
+    } finally {
+      await client.query("deallocate plan_check");
+    }
+  } finally {
+    client.release();
+  }
+}
