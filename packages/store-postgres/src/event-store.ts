@@ -18,9 +18,9 @@ import { guarded, unavailable } from "./errors.js";
 
 /**
  * Every insert holds this advisory lock in shared mode until it commits (the number is written in
- * migration 0008's function too); `list` takes it exclusively
- * for the moment of its read. Writers never wait for each other, and a reader never sees an event
- * while one with a smaller id is still uncommitted, so paging by id misses nothing.
+ * migration 0008's function too); `list` takes it exclusively for the moment of its read. Writers
+ * never wait for each other, and a reader never sees an event while one with a smaller id is still
+ * uncommitted, so paging by id misses nothing.
  */
 const EVENT_LOG_LOCK = 7_263_002;
 
