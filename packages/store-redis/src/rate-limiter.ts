@@ -96,6 +96,8 @@ export const RATE_LIMIT_MANY_COMMAND = "partnerYieldRateLimitMany";
 
 type ScriptReply = [allowed: number, counted: number, waitMs: number];
 type ManyReply = [counted: number, used: number, oldestWaitMs: number, refusedWaitMs: number];
+/** `RATE_LIMIT_MANY_SCRIPT`'s keys (the runs, the state hash), then its arguments. */
+type ManyArgs = [zset: string, state: string, limit: number, windowMs: number, n: number, now: number];
 
 /** Hits of one key waiting for the script run they share. */
 interface PendingHits {
@@ -118,26 +120,13 @@ type WithScript = Redis & {
     maxKeys: number,
     member: string,
   ): Promise<ScriptReply>;
-  partnerYieldRateLimitMany(
-    zset: string,
-    state: string,
-    limit: number,
-    windowMs: number,
-    n: number,
-    now: number,
-  ): Promise<ManyReply>;
+  partnerYieldRateLimitMany(...args: ManyArgs): Promise<ManyReply>;
 };
 
 /** A pipeline of the client: the script queued with a callback for its own reply. */
 interface ScriptPipeline {
   partnerYieldRateLimitMany(
-    zset: string,
-    state: string,
-    limit: number,
-    windowMs: number,
-    n: number,
-    now: number,
-    callback: (error: Error | null | undefined, reply?: ManyReply) => void,
+    ...args: [...ManyArgs, callback: (error: Error | null | undefined, reply?: ManyReply) => void]
   ): unknown;
   exec(): Promise<unknown>;
 }
