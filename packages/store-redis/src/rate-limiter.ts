@@ -221,9 +221,15 @@ export class RedisRateLimiter implements RateLimiter {
       this.#busy.add(key);
       ready.push([key, pending]);
     }
-    if (ready.length === 1) {
-      const [key, pending] = ready[0]!;
-      this.#settle(key, pending, this.#runMany(key, pending.limit, pending.windowMs, pending.waiters.length));
+    if (ready.length === 1 || (this.#redis as { isCluster?: boolean }).isCluster === true) {
+      // A Redis Cluster client refuses a pipeline whose keys lie in several slots: each run goes
+      // alone (its own autopipelining, when on, groups them by node).
+      for (const [key, pending] of ready)
+        this.#settle(
+          key,
+          pending,
+          this.#runMany(key, pending.limit, pending.windowMs, pending.waiters.length),
+        );
     } else if (ready.length > 1) {
       const pipeline = this.#redis.pipeline() as unknown as ScriptPipeline;
       const replies = ready.map(([key, pending]) =>

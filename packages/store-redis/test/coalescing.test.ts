@@ -25,10 +25,11 @@ type Callback = (error: Error | null, reply?: [number, number, number, number]) 
  * A stand-in client: each script run is recorded and answered by the test; `pipelines` holds the
  * keys of each pipeline executed, in order (a run sent alone is in none).
  */
-function standIn(): { redis: Redis; runs: Run[]; pipelines: string[][] } {
+function standIn(cluster = false): { redis: Redis; runs: Run[]; pipelines: string[][] } {
   const runs: Run[] = [];
   const pipelines: string[][] = [];
   const redis = {
+    isCluster: cluster,
     defineCommand: () => undefined,
     pipeline: () => {
       const queued: Run[] = [];
@@ -178,5 +179,23 @@ describe("RedisRateLimiter: script runs per key", () => {
     assert.equal(runs.length, 5);
     runs[4]!.answer([1, 3, 58_000, 0]);
     assert.equal((await alone).remaining, 6);
+  });
+
+  test("on a Redis Cluster client the runs of one turn go out one command each, never a pipeline", async () => {
+    const { redis, runs, pipelines } = standIn(true);
+    const limiter = new RedisRateLimiter({ redis, keyPrefix: "t:" });
+    const hits = [limiter.hit("p", 10, 60_000), limiter.hit("q", 10, 60_000)];
+    await nextTurn();
+    assert.deepEqual(pipelines, [], "keys of several slots in no pipeline");
+    assert.deepEqual(
+      runs.map((r) => r.key),
+      ["t:{p}:w", "t:{q}:w"],
+    );
+    runs[0]!.answer([1, 0, 60_000, 0]);
+    runs[1]!.answer([1, 4, 60_000, 0]);
+    assert.deepEqual(
+      (await Promise.all(hits)).map((d) => d.remaining),
+      [9, 5],
+    );
   });
 });
