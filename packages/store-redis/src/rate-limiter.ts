@@ -143,6 +143,8 @@ export class RedisRateLimiter implements RateLimiter {
   readonly #prefix: string;
   readonly #now: (() => number) | undefined;
   readonly #maxAuthKeys: number;
+  /** A Redis Cluster client: no pipeline across keys. */
+  readonly #cluster: boolean;
   /** Partner-quota hits not yet sent, by key, in the order made. */
   readonly #pending = new Map<string, PendingHits>();
   /** Keys with a script run in flight: their new hits wait for its answer, then go together. */
@@ -159,6 +161,7 @@ export class RedisRateLimiter implements RateLimiter {
     if (!Number.isSafeInteger(this.#maxAuthKeys) || this.#maxAuthKeys < 1)
       throw new RangeError(`maxFailedAuthAddresses must be a positive integer, not ${this.#maxAuthKeys}`);
     this.#redis = redis;
+    this.#cluster = (redis as { isCluster?: boolean }).isCluster === true;
     this.#owns = options.ownsClient ?? false;
     this.#prefix = options.keyPrefix ?? "partner-yield:rate:";
     this.#now = options.now;
@@ -221,24 +224,18 @@ export class RedisRateLimiter implements RateLimiter {
       this.#busy.add(key);
       ready.push([key, pending]);
     }
-    if (ready.length === 1 || (this.#redis as { isCluster?: boolean }).isCluster === true) {
-      // A Redis Cluster client refuses a pipeline whose keys lie in several slots: each run goes
-      // alone (its own autopipelining, when on, groups them by node).
-      for (const [key, pending] of ready)
-        this.#settle(
-          key,
-          pending,
-          this.#runMany(key, pending.limit, pending.windowMs, pending.waiters.length),
-        );
-    } else if (ready.length > 1) {
-      const pipeline = this.#redis.pipeline() as unknown as ScriptPipeline;
-      const replies = ready.map(([key, pending]) =>
+    // A Redis Cluster client refuses a pipeline whose keys lie in several slots: there each run
+    // goes alone (its own autopipelining, when on, groups them by node).
+    const pipeline =
+      ready.length > 1 && !this.#cluster ? (this.#redis.pipeline() as unknown as ScriptPipeline) : undefined;
+    for (const [key, pending] of ready)
+      this.#settle(
+        key,
+        pending,
         this.#runMany(key, pending.limit, pending.windowMs, pending.waiters.length, pipeline),
       );
-      // Each run's reply or error comes to its own callback; exec's answer repeats them.
-      pipeline.exec().catch(() => {});
-      for (const [i, [key, pending]] of ready.entries()) this.#settle(key, pending, replies[i]!);
-    }
+    // Each run's reply or error comes to its own callback; exec's answer repeats them.
+    pipeline?.exec().catch(() => {});
   };
 
   /** Settles the hits of a run when it answers, then lets the key's next hits go. */
