@@ -20,7 +20,8 @@ export interface PgCpuSample {
 const BACKGROUND =
   /^postgres: (?:\S+: )?(?:checkpointer|background writer|walwriter|autovacuum launcher|logical replication launcher|archiver|stats collector|startup)\b/;
 
-function clockTicks(): number {
+/** Clock ticks per second of /proc's CPU times (`getconf CLK_TCK`, else 100). */
+export function clockTicks(): number {
   try {
     const n = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim());
     return Number.isInteger(n) && n > 0 ? n : 100;

@@ -27,6 +27,7 @@ import {
   PostgresUnreachableError,
 } from "../pg-database.js";
 import { type BenchRedis, benchRedis, RedisUnreachableError } from "../redis-prefix.js";
+import { machineCpuReader, machineCpuSince } from "./machine-cpu.js";
 import { type PgCpuSample, pgCpuReader, pgCpuSince, trackPgCpu } from "./pg-cpu.js";
 import {
   findPgbench,
@@ -405,7 +406,8 @@ async function capture(server: ServerChild, shape: RequestShape): Promise<Captur
 
 // ---- load ----------------------------------------------------------------------------------
 
-interface Sample {
+/** One load run, as the server and autocannon saw it. */
+interface RunSample {
   /** Requests answered in the run. */
   readonly total: number;
   readonly reqPerSec: number;
@@ -417,6 +419,16 @@ interface Sample {
   readonly rssLow: number;
   readonly rssHigh: number;
   readonly bad: number;
+}
+
+/** A run of the comparison table: also what the whole machine and the load generator spent. */
+interface Sample extends RunSample {
+  /** The whole machine's busy CPU (every process and the kernel) per request (per transaction). */
+  readonly machineCpuPerRequest: number;
+  /** The share of the cores' time they were busy during the run, 0-1. */
+  readonly machineBusy: number;
+  /** This process's CPU per request: autocannon's (NaN for a pgbench run, whose client is a child). */
+  readonly loaderCpuPerRequest: number;
 }
 
 /**
@@ -456,7 +468,7 @@ function runAutocannon(options: autocannon.Options, latencies: Latencies): Promi
   });
 }
 
-async function load(server: ServerChild, shape: RequestShape, seconds: number): Promise<Sample> {
+async function load(server: ServerChild, shape: RequestShape, seconds: number): Promise<RunSample> {
   const before = await server.stats();
   const latencies = new Latencies();
   const result = await runAutocannon(
@@ -527,7 +539,36 @@ interface PgSetup {
 }
 
 /** One measured run of a contender: an autocannon load of its server, or a pgbench run. */
+/** A number with `digits` decimals, or "–" when it was not measured (NaN). */
+function cellOf(value: number, digits: number): string {
+  return Number.isNaN(value) ? "–" : value.toFixed(digits);
+}
+
+/** /proc/stat's reader; undefined off Linux (the machine table then says so). */
+const readMachine = machineCpuReader();
+
+/** One run of a contender, with what the whole machine and the load generator spent on it. */
 async function measure(c: Contender, shape: RequestShape, seconds: number, setup?: PgSetup): Promise<Sample> {
+  const machineBefore = readMachine?.();
+  const loaderBefore = process.cpuUsage();
+  const sample = await measureAlone(c, shape, seconds, setup);
+  const loader = process.cpuUsage(loaderBefore);
+  const machine = machineBefore === undefined ? undefined : machineCpuSince(machineBefore, readMachine!());
+  const n = Math.max(1, sample.total);
+  return {
+    ...sample,
+    machineCpuPerRequest: machine === undefined ? Number.NaN : machine.busy / n,
+    machineBusy: machine?.share ?? Number.NaN,
+    loaderCpuPerRequest: c.pgbench === undefined ? (loader.user + loader.system) / n : Number.NaN,
+  };
+}
+
+async function measureAlone(
+  c: Contender,
+  shape: RequestShape,
+  seconds: number,
+  setup?: PgSetup,
+): Promise<RunSample> {
   if (c.pgbench === undefined) return load(c.server!, shape, seconds);
   const r = await runPgbench(setup!.pgbench!, setup!.database.url, c.pgbench, pgbenchClients, seconds);
   return {
@@ -702,6 +743,7 @@ async function runTable(names: string[], setup: PgSetup | undefined, skipped: st
   );
   console.log("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
   const pgRows: string[] = [];
+  const machineRows: string[] = [];
   const targetRows: string[] = [];
   let pgUnreadable = false;
   const groups = groupsOf(names);
@@ -775,6 +817,11 @@ async function runTable(names: string[], setup: PgSetup | undefined, skipped: st
             `| ${c.scenario} | ${c.label} | ${Math.round(m.rps)} | ${rpsCell} | ${m.p50.toFixed(2)} | ${m.p99.toFixed(2)} | ${ratio(c, bare, p99Of).toFixed(2)} | ${m.cpu.toFixed(1)} | ${ratio(c, bare, cpuOf).toFixed(2)} | ${(m.rss / 2 ** 20).toFixed(0)} | ${m.bad} |`,
           );
         }
+        const runs = samples.get(c)!;
+        const loader = median(runs.map((x) => x.loaderCpuPerRequest));
+        machineRows.push(
+          `| ${c.scenario} | ${c.label} | ${Math.round(m.rps)} | ${Number.isNaN(loader) ? "–" : loader.toFixed(1)} | ${cellOf(median(runs.map((x) => x.machineCpuPerRequest)), 1)} | ${cellOf(100 * median(runs.map((x) => x.machineBusy)), 0)} |`,
+        );
         const pg = pgSamples.get(c)!;
         if (pg.length > 0) {
           const server = samples.get(c)!;
@@ -816,6 +863,14 @@ async function runTable(names: string[], setup: PgSetup | undefined, skipped: st
             );
           }
           row("req/s x in memory", spread(ratios(c, twin, (x) => x.reqPerSec)), "–", "no target");
+          if (insert !== undefined && readMachine !== undefined) {
+            row(
+              "machine CPU µs/req x pgbench's per transaction",
+              ratio(c, insert, (x) => x.machineCpuPerRequest).toFixed(2),
+              "–",
+              "no target",
+            );
+          }
           row("p99 x in memory", p99.toFixed(2), "–", "no target");
           row("server CPU µs/req x in memory", cpu.toFixed(2), "–", "no target");
         } else {
@@ -845,6 +900,18 @@ async function runTable(names: string[], setup: PgSetup | undefined, skipped: st
       await Promise.all(contenders.map((c) => c.server?.stop()));
     }
   }
+  console.log(
+    "\nThe whole machine during the runs (every process on it and the kernel, from /proc/stat; medians of " +
+      "the rounds): the load generator's CPU (autocannon, in this process; pgbench's client is counted in the " +
+      "machine's only), the machine's busy CPU per request (per transaction for pgbench), and how busy its " +
+      `${cpus().length} cores were. At 100 % busy, req/s is at most cores x 1,000,000 / machine CPU µs/req.\n`,
+  );
+  if (readMachine === undefined) console.log("not measured: /proc/stat cannot be read on this machine\n");
+  console.log(
+    "| scenario | server | req/s | load generator CPU µs/req | machine CPU µs/req | machine busy % |",
+  );
+  console.log("|---|---|---:|---:|---:|---:|");
+  for (const row of machineRows) console.log(row);
   if (pgRows.length > 0 || pgUnreadable) {
     console.log(
       "\nPostgreSQL's own CPU (a separate process on the same cores, which the CPU column above, the server " +
@@ -936,7 +1003,7 @@ async function runRss(seconds: number): Promise<void> {
       console.log(`\n${label}: RSS after warm-up ${mib(warm.rss)} MiB\n`);
       console.log("| seconds | req/s | CPU µs/req | RSS MiB at the end | lowest | highest |");
       console.log("|---:|---:|---:|---:|---:|---:|");
-      const slices: Sample[] = [];
+      const slices: RunSample[] = [];
       for (let t = 10; t <= seconds; t += 10) {
         const s = await load(server, shape, 10);
         slices.push(s);
@@ -957,7 +1024,7 @@ function mib(bytes: number): string {
 }
 
 /** The spreads and growth of one server's slices (see runRss). */
-function rssSummary(label: string, slices: readonly Sample[]): string {
+function rssSummary(label: string, slices: readonly RunSample[]): string {
   const spread = (xs: readonly number[]) => {
     const min = Math.min(...xs);
     const max = Math.max(...xs);
@@ -1011,7 +1078,7 @@ async function runScaling(kind: "products" | "events"): Promise<void> {
       await waitReady(runs.at(-1)!.server);
     }
     for (const r of runs) await load(r.server, r.shape, settings.warmup);
-    const samples = new Map(runs.map((r) => [r, [] as Sample[]]));
+    const samples = new Map(runs.map((r) => [r, [] as RunSample[]]));
     for (let round = 0; round < settings.rounds; round++) {
       const order = round % 2 === 0 ? runs : [...runs].reverse();
       for (const r of order) samples.get(r)!.push(await load(r.server, r.shape, settings.duration));

@@ -1,0 +1,61 @@
+/**
+ * The whole machine's CPU time, from the first line of /proc/stat: what every process on it spent
+ * (our server, PostgreSQL, Redis, the load generator, the kernel), so a run's cost can be set
+ * against the cores there are. Linux only; elsewhere the reader is undefined.
+ * @module
+ */
+import { readFileSync } from "node:fs";
+import { clockTicks } from "./pg-cpu.js";
+
+/** CPU time of all cores at one moment, µs. */
+export interface MachineCpuSample {
+  /** user, nice, system, irq, softirq and steal: time the cores were not idle. */
+  readonly busy: number;
+  /** busy plus idle and iowait. */
+  readonly all: number;
+}
+
+/**
+ * A reader of /proc/stat's `cpu` line; undefined where it cannot be read or parsed.
+ * @example const read = machineCpuReader(); const before = read?.(); … const spent = machineCpuSince(before, read());
+ */
+export function machineCpuReader(): (() => MachineCpuSample) | undefined {
+  const microsPerTick = 1_000_000 / clockTicks();
+  const read = (): MachineCpuSample => {
+    const line = readFileSync("/proc/stat", "utf8").split("\n", 1)[0] ?? "";
+    // cpu  user nice system idle iowait irq softirq steal guest guest_nice (guest time is in user)
+    const [label, ...fields] = line.trim().split(/\s+/);
+    const t = fields.slice(0, 8).map(Number);
+    if (label !== "cpu" || t.length < 8 || t.some((x) => !Number.isFinite(x))) {
+      throw new Error(`unexpected /proc/stat line: ${line}`);
+    }
+    const [user, nice, system, idle, iowait, irq, softirq, steal] = t as [
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+    ];
+    const busy = user + nice + system + irq + softirq + steal;
+    return { busy: busy * microsPerTick, all: (busy + idle + iowait) * microsPerTick };
+  };
+  try {
+    read();
+    return read;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Busy µs between two samples and the share of the cores' time they were (0-1). */
+export function machineCpuSince(
+  before: MachineCpuSample,
+  after: MachineCpuSample,
+): { busy: number; share: number } {
+  const busy = after.busy - before.busy;
+  const all = after.all - before.all;
+  return { busy, share: all > 0 ? busy / all : Number.NaN };
+}
