@@ -20,12 +20,17 @@ function runPropagation(args: string[]) {
   return runBench("bench/propagation.ts", args, 60_000);
 }
 
-/** The table's row of `server` for `scenario`, as its cells. */
+/** The first table's row of `server` for `scenario`, as its cells. */
 function row(stdout: string, scenario: string, server: string): string[] | undefined {
+  return rows(stdout, scenario, server)[0];
+}
+
+/** Every table's rows of `server` for `scenario`, in the order printed. */
+function rows(stdout: string, scenario: string, server: string): string[][] {
   return stdout
     .split("\n")
     .map((line) => line.split("|").map((cell) => cell.trim()))
-    .find((cells) => cells[1] === scenario && cells[2] === server);
+    .filter((cells) => cells[1] === scenario && cells[2] === server);
 }
 
 describe("bench:http", () => {
@@ -106,7 +111,27 @@ describe("bench:http", () => {
       assert.ok(cells !== undefined, `a row for ${server}:\n${run.stdout}`);
       assert.ok(Number(cells[3]) > 0, `${server} answered requests: ${cells.join(" | ")}`);
       assert.equal(cells.at(-2), "0", `${server}: no non-2xx answer or error`);
+      // The machine table: | scenario | server | req/s | loader µs/req | machine µs/req | busy % |
+      const machine = rows(run.stdout, "healthz", server).find((r) => r.length === 8);
+      assert.ok(machine !== undefined, `a machine row for ${server}:\n${run.stdout}`);
+      const [loader, machineCpu, busy] = machine.slice(4, 7).map(Number) as [number, number, number];
+      if (machine[5] === "–") {
+        // No /proc/stat (not Linux): said so, and the load generator's CPU still measured.
+        assert.match(run.stdout, /not measured: \/proc\/stat cannot be read/);
+        assert.ok(loader > 0, `${server}: the load generator's CPU a request: ${machine.join(" | ")}`);
+        continue;
+      }
+      assert.ok(loader > 0, `${server}: the load generator's CPU a request: ${machine.join(" | ")}`);
+      assert.ok(
+        machineCpu >= loader,
+        `${server}: the machine's CPU holds the load generator's: ${machine.join(" | ")}`,
+      );
+      assert.ok(busy > 0 && busy <= 100, `${server}: busy share of the cores: ${machine.join(" | ")}`);
     }
+    assert.match(
+      run.stdout,
+      /\| scenario \| server \| req\/s \| load generator CPU µs\/req \| machine CPU µs\/req \| machine busy % \|/,
+    );
   });
 });
 
