@@ -46,6 +46,9 @@ const HERE = fileURLToPath(new URL("./", import.meta.url));
 
 const HELP = `pnpm bench:http [flags]
 
+Every table run is followed by one of the whole machine during each run (/proc/stat: the busy CPU
+of all cores per request, how busy they were) and the load generator's own CPU per request.
+
   --scenarios a,b     product, product-nolog, healthz, yield-calc, position, post, product-pg,
                       yield-calc-pg, position-pg, post-pg (default: all); "pg" stands for the four
                       -pg ones. Any scenario + "-nolog" runs our server with --log none.
@@ -538,7 +541,6 @@ interface PgSetup {
   readonly pgbench: string | undefined;
 }
 
-/** One measured run of a contender: an autocannon load of its server, or a pgbench run. */
 /** A number with `digits` decimals, or "–" when it was not measured (NaN). */
 function cellOf(value: number, digits: number): string {
   return Number.isNaN(value) ? "–" : value.toFixed(digits);
@@ -563,6 +565,7 @@ async function measure(c: Contender, shape: RequestShape, seconds: number, setup
   };
 }
 
+/** One measured run of a contender: an autocannon load of its server, or a pgbench run. */
 async function measureAlone(
   c: Contender,
   shape: RequestShape,
@@ -820,7 +823,7 @@ async function runTable(names: string[], setup: PgSetup | undefined, skipped: st
         const runs = samples.get(c)!;
         const loader = median(runs.map((x) => x.loaderCpuPerRequest));
         machineRows.push(
-          `| ${c.scenario} | ${c.label} | ${Math.round(m.rps)} | ${Number.isNaN(loader) ? "–" : loader.toFixed(1)} | ${cellOf(median(runs.map((x) => x.machineCpuPerRequest)), 1)} | ${cellOf(100 * median(runs.map((x) => x.machineBusy)), 0)} |`,
+          `| ${c.scenario} | ${c.label} | ${Math.round(m.rps)} | ${cellOf(loader, 1)} | ${cellOf(median(runs.map((x) => x.machineCpuPerRequest)), 1)} | ${cellOf(100 * median(runs.map((x) => x.machineBusy)), 0)} |`,
         );
         const pg = pgSamples.get(c)!;
         if (pg.length > 0) {
