@@ -29,18 +29,10 @@ export function machineCpuReader(): (() => MachineCpuSample) | undefined {
     if (label !== "cpu" || t.length < 8 || t.some((x) => !Number.isFinite(x))) {
       throw new Error(`unexpected /proc/stat line: ${line}`);
     }
-    const [user, nice, system, idle, iowait, irq, softirq, steal] = t as [
-      number,
-      number,
-      number,
-      number,
-      number,
-      number,
-      number,
-      number,
-    ];
-    const busy = user + nice + system + irq + softirq + steal;
-    return { busy: busy * microsPerTick, all: (busy + idle + iowait) * microsPerTick };
+    // Busy: every field but idle (3) and iowait (4).
+    const waiting = t[3]! + t[4]!;
+    const busy = t.reduce((sum, x) => sum + x, 0) - waiting;
+    return { busy: busy * microsPerTick, all: (busy + waiting) * microsPerTick };
   };
   try {
     read();
