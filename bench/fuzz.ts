@@ -1,10 +1,10 @@
 /**
- * `pnpm fuzz`: the generated-request fuzzing of test/fuzz.test.ts, as long as you like (not part of
+ * `pnpm fuzz`: the generated-request fuzzing of e2e/fuzz.test.ts, as long as you like (not part of
  * the default test run). Requests (and, one run in 31, slow bodies interleaved with revocations) go
  * to `handle()` in process and, a share of them, as raw bytes to real servers on 127.0.0.1 and,
  * where the machine has an IPv6 loopback, on ::1 (half of the socket runs each; ephemeral ports,
  * closed at the end; without ::1 a notice says so and 127.0.0.1 takes them all); the checks are
- * those of test/support/request-fuzz.ts. Prints progress every N runs, then the seed, the counts
+ * those of e2e/support/request-fuzz.ts. Prints progress every N runs, then the seed, the counts
  * per outcome and per generator family, and the time. A failure prints the request (or the slow
  * run's steps), the answer, the seed and the fast-check path, and exits 1.
  *
@@ -25,7 +25,7 @@ import {
   runStep,
   startFuzzServer,
   Tally,
-} from "../test/support/request-fuzz.js";
+} from "../e2e/support/request-fuzz.js";
 import { intFlagOf, parseFlags } from "./cli-flags.js";
 
 const HELP = `pnpm fuzz [--runs N] [--seed S] [--progress N] [--socket-share F]

@@ -42,7 +42,7 @@ const PACKAGES: readonly WorkspacePackage[] = [
   }));
 
 /** The repository's tools: no package of their own, they may import a package's sources. */
-const TOOLS = ["bench", "test"];
+const TOOLS = ["bench", "e2e"];
 
 /** Every .ts file under `dir` (relative to the repository), without dependencies and builds. */
 function sourceFiles(dir: string): string[] {

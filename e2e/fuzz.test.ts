@@ -1,6 +1,6 @@
 /**
  * Generated whole requests against `handle()` in process and against a real server over sockets
- * (test/support/request-fuzz.ts says what is generated and checked), among them, one run in 31,
+ * (e2e/support/request-fuzz.ts says what is generated and checked), among them, one run in 31,
  * slow bodies interleaved with revocations. The default run makes 3,800 runs in process, 1,200 over
  * sockets to 127.0.0.1 and 300 to ::1 (skipped, with a notice, where the machine has no IPv6
  * loopback); `pnpm fuzz --runs N` runs more. FC_SEED reproduces a run (CI runs with a fixed

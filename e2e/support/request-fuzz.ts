@@ -1,6 +1,6 @@
 /**
  * Whole generated requests, and what every answer to one must satisfy (issue 10), shared by
- * `test/fuzz.test.ts` (the default run) and `bench/fuzz.ts` (`pnpm fuzz --runs N`).
+ * `e2e/fuzz.test.ts` (the default run) and `bench/fuzz.ts` (`pnpm fuzz --runs N`).
  *
  * A request is generated as bytes-level parts (method, target, header lines, body) so the same
  * value can be sent to `handle()` in process and, as raw bytes, to a real server over a socket:
