@@ -4,10 +4,13 @@
  * only that every server answered every request and each row is printed. The full runs:
  * docs/performance.md. The PostgreSQL scenarios and `pnpm bench:propagation` are checked here only
  * for their flags: their shortest run (a database migrated and filled by the built CLI, four
- * contenders warmed and loaded) takes well over the few seconds a test of the suite may.
+ * contenders warmed and loaded) takes well over the few seconds a test of the suite may; the pgbench
+ * yardsticks of those runs are checked for the settings their sessions run with.
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { findPgbench, insertWithoutFlush, runPgbench, singleInsert } from "../bench/http/pgbench.js";
+import { postgresReachable, testDatabase } from "../packages/store-postgres/src/testing/index.js";
 import { runBench } from "./support/processes.js";
 
 /** Runs `bench/http/run.ts` with `args` (it builds the server first: up to 2 minutes). */
@@ -199,5 +202,48 @@ describe("bench:pg-client", () => {
       if (i === 2 || i === 5) continue; // PostgreSQL's CPU: "–" where /proc cannot be read
       assert.ok(cell > 0, `cell ${i} of ${pgRow} is a positive figure`);
     }
+  });
+});
+
+describe("bench:http's pgbench yardsticks", () => {
+  test("the insert without the flush wait is the durable insert's statement, run in sessions with synchronous_commit off", async (t) => {
+    const bin = findPgbench();
+    const unreachable = await postgresReachable(); // why not, or undefined
+    if (bin === undefined || unreachable !== undefined) {
+      const missing =
+        bin === undefined ? "pgbench is not installed" : `PostgreSQL is not reachable (${unreachable})`;
+      if (process.env["CI"] === "true") assert.fail(`${missing} under CI`);
+      t.skip(`SKIPPED: ${missing}; install or start it to run this test`);
+      return;
+    }
+    const durable = singleInsert(2);
+    const noFlush = insertWithoutFlush(2);
+    assert.equal(noFlush.script, durable.script);
+    assert.equal(noFlush.setup, durable.setup);
+    assert.notEqual(noFlush.label, durable.label);
+
+    const database = await testDatabase("pgbench_yardsticks", { migrated: false });
+    await database.pool.query("create table seen (workload text not null, setting text not null)");
+    const serverSetting = (
+      await database.pool.query<{ s: string }>("select current_setting('synchronous_commit') as s")
+    ).rows[0]!.s;
+    // Each workload's sessions, recording the setting they ran with instead of the insert.
+    for (const workload of [durable, noFlush]) {
+      const probe = {
+        ...workload,
+        script: `insert into seen (workload, setting) values ('${workload.name}', current_setting('synchronous_commit'));\n`,
+      };
+      const result = await runPgbench(bin, database.url, probe, 2, 1);
+      assert.ok(result.total > 0 && result.tps > 0, `${workload.name}: ${JSON.stringify(result)}`);
+      assert.equal(result.failed, 0);
+    }
+    const settings = await database.pool.query<{ workload: string; setting: string }>(
+      "select distinct workload, setting from seen order by workload",
+    );
+    assert.deepEqual(settings.rows, [
+      { workload: "insert", setting: serverSetting },
+      { workload: "insert-no-flush", setting: "off" },
+    ]);
+    assert.notEqual(serverSetting, "off", "the test database commits durably, as the bench's does");
   });
 });

@@ -47,7 +47,7 @@ export function findPgbench(): string | undefined {
 /** One workload: a script of one transaction, its variables and what it needs created first. */
 export interface PgbenchWorkload {
   /** Short name: log file prefix. */
-  readonly name: "lookup" | "insert";
+  readonly name: "lookup" | "insert" | "insert-no-flush";
   /** The row's label in the table. */
   readonly label: string;
   readonly script: string;
@@ -55,6 +55,8 @@ export interface PgbenchWorkload {
   readonly defines: Readonly<Record<string, string>>;
   /** SQL run once before the first run (the scratch table). */
   readonly setup?: string;
+  /** Settings for pgbench's sessions, as `PGOPTIONS` (`-c name=value ...`). */
+  readonly sessionOptions?: string;
 }
 
 /**
@@ -84,6 +86,24 @@ export function singleInsert(clients: number): PgbenchWorkload {
     defines: { body: "x".repeat(1024) },
     setup:
       "create table if not exists bench_pgbench_insert (id bigint generated always as identity primary key, body text not null)",
+  };
+}
+
+/**
+ * The single-row insert with `synchronous_commit = off`: the same statement, but a commit returns
+ * before its WAL reaches the disk (not durable). Beside the durable insert it shows how much of
+ * that yardstick is the wait for the disk's flush, which moves with the machine's storage rather
+ * than its CPU: the durable insert pays one flush per commit (shared only between commits that
+ * happen to wait together), where the event store shares one flush between the events of a batch.
+ * No target is judged against it.
+ * @example pgbench.run(insertWithoutFlush(16), 6)
+ */
+export function insertWithoutFlush(clients: number): PgbenchWorkload {
+  return {
+    ...singleInsert(clients),
+    name: "insert-no-flush",
+    label: `pgbench: the same insert, synchronous_commit off (not durable), ${clients} clients`,
+    sessionOptions: "-c synchronous_commit=off",
   };
 }
 
@@ -146,7 +166,14 @@ export async function runPgbench(
       execFile(
         bin,
         args,
-        { timeout: (seconds + 60) * 1000, maxBuffer: 4 * 1024 * 1024 },
+        {
+          timeout: (seconds + 60) * 1000,
+          maxBuffer: 4 * 1024 * 1024,
+          env:
+            workload.sessionOptions === undefined
+              ? process.env
+              : { ...process.env, PGOPTIONS: workload.sessionOptions },
+        },
         (error, out, err) => {
           if (error === null) resolve(out);
           else reject(new PgbenchError(`${error.code ?? error.signal}: ${err.trim() || out.trim()}`));

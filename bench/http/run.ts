@@ -31,6 +31,7 @@ import { machineCpuReader, machineCpuSince } from "./machine-cpu.js";
 import { type PgCpuSample, pgCpuReader, pgCpuSince, trackPgCpu } from "./pg-cpu.js";
 import {
   findPgbench,
+  insertWithoutFlush,
   keyLookup,
   PGBENCH_INSTALL_HINT,
   type PgbenchWorkload,
@@ -59,7 +60,9 @@ of all cores per request, how busy they were) and the load generator's own CPU p
                       of its own), always beside its in-memory twin X-nolog and the same bare
                       server in the same rounds. pgbench on the same database joins the rounds:
                       a prepared key lookup on api_keys in the first GET -pg group, a single-row
-                      insert + commit in post-pg's. Then PostgreSQL's own CPU per request (utime +
+                      insert + commit in post-pg's, and beside it the same insert with
+                      synchronous_commit off (not durable, no target: how much of the insert's
+                      rate is the wait for the disk's flush). Then PostgreSQL's own CPU per request (utime +
                       stime from /proc, which the CPU column cannot see) and the targets of issue
                       28 (ratios to the twin of the same round; post-pg to pgbench's insert).
                       It needs PostgreSQL at PARTNER_YIELD_TEST_DATABASE_URL (default
@@ -618,13 +621,13 @@ function groupsOf(names: readonly string[]): string[][] {
 }
 
 /**
- * Starts a group's servers: bare first (the baseline); `yardstick`, a pgbench workload run in the
+ * Starts a group's servers: bare first (the baseline); `yardsticks`, pgbench workloads run in the
  * group's rounds.
  */
 async function startGroup(
   names: readonly string[],
   setup: PgSetup | undefined,
-  yardstick: PgbenchWorkload | undefined,
+  yardsticks: readonly PgbenchWorkload[],
 ): Promise<Contender[]> {
   const parsed = names.map((name) => ({ name, ...parseScenario(name)! }));
   const { request, nolog } = parsed[0]!;
@@ -669,7 +672,7 @@ async function startGroup(
     { label: "bare node:http", scenario: names.join(", "), server: startComparison("bare", "bare.ts", spec) },
     ...ours,
   ];
-  if (yardstick !== undefined) {
+  for (const yardstick of yardsticks) {
     contenders.push({ label: yardstick.label, scenario: "pgbench", pg: true, pgbench: yardstick });
   }
   if (flags["batched-bare"] === true) {
@@ -721,21 +724,23 @@ const GET_CPU_TARGET = 2;
 const POST_PGBENCH_TARGET = 0.5;
 
 /**
- * The pgbench yardstick of each group: the key lookup in the first group with a GET on
- * PostgreSQL, the insert in the group of `post-pg`.
+ * The pgbench yardsticks of each group: the key lookup in the first group with a GET on
+ * PostgreSQL; in the group of `post-pg` the insert (its target's yardstick) and the same insert
+ * without the flush wait (no target: how much of the first is the disk).
  */
 function yardsticksOf(
   groups: readonly string[][],
   setup: PgSetup | undefined,
-): Map<string[], PgbenchWorkload> {
-  const out = new Map<string[], PgbenchWorkload>();
+): Map<string[], PgbenchWorkload[]> {
+  const out = new Map<string[], PgbenchWorkload[]>();
   if (setup?.pgbench === undefined) return out;
   const pgRequest = (group: readonly string[]) =>
     group.map((n) => parseScenario(n)!).find((p) => p.pg)?.request;
   const lookupGroup = groups.find((g) => pgRequest(g) !== undefined && pgRequest(g) !== "post");
-  if (lookupGroup !== undefined) out.set(lookupGroup, keyLookup(DEMO.sandboxApiKey, pgbenchClients));
+  if (lookupGroup !== undefined) out.set(lookupGroup, [keyLookup(DEMO.sandboxApiKey, pgbenchClients)]);
   const insertGroup = groups.find((g) => pgRequest(g) === "post");
-  if (insertGroup !== undefined) out.set(insertGroup, singleInsert(pgbenchClients));
+  if (insertGroup !== undefined)
+    out.set(insertGroup, [singleInsert(pgbenchClients), insertWithoutFlush(pgbenchClients)]);
   return out;
 }
 
@@ -753,7 +758,7 @@ async function runTable(names: string[], setup: PgSetup | undefined, skipped: st
   const yardsticks = yardsticksOf(groups, setup);
   for (const group of groups) {
     const shape = REQUESTS[parseScenario(group[0]!)!.request]!;
-    const contenders = await startGroup(group, setup, yardsticks.get(group));
+    const contenders = await startGroup(group, setup, yardsticks.get(group) ?? []);
     const readPg =
       setup !== undefined && contenders.some((c) => c.pg) ? pgCpuReader(setup.database.name) : undefined;
     if (setup !== undefined && contenders.some((c) => c.pg) && readPg === undefined) pgUnreadable = true;
@@ -863,6 +868,15 @@ async function runTable(names: string[], setup: PgSetup | undefined, skipped: st
               spread(xs),
               `>= ${POST_PGBENCH_TARGET.toFixed(2)}`,
               judged(median(xs), median(xs) >= POST_PGBENCH_TARGET),
+            );
+          }
+          const noFlush = contenders.find((x) => x.pgbench?.name === "insert-no-flush");
+          if (noFlush !== undefined) {
+            row(
+              "req/s x pgbench's insert without the flush wait (not durable)",
+              spread(ratios(c, noFlush, (x) => x.reqPerSec)),
+              "–",
+              "no target",
             );
           }
           row("req/s x in memory", spread(ratios(c, twin, (x) => x.reqPerSec)), "–", "no target");
