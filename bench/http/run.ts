@@ -62,9 +62,10 @@ of all cores per request, how busy they were) and the load generator's own CPU p
                       a prepared key lookup on api_keys in the first GET -pg group, a single-row
                       insert + commit in post-pg's, and beside it the same insert with
                       synchronous_commit off (not durable, no target: how much of the insert's
-                      rate is the wait for the disk's flush). Then PostgreSQL's own CPU per request (utime +
-                      stime from /proc, which the CPU column cannot see) and the targets of issue
-                      28 (ratios to the twin of the same round; post-pg to pgbench's insert).
+                      rate is the wait for the disk's flush). Then PostgreSQL's own CPU per
+                      request (utime + stime from /proc, which the CPU column cannot see) and the
+                      targets of issue 28 (ratios to the twin of the same round; post-pg to
+                      pgbench's durable insert).
                       It needs PostgreSQL at PARTNER_YIELD_TEST_DATABASE_URL (default
                       postgres://postgres@127.0.0.1:5432/postgres, a user that may create
                       databases) and Redis at PARTNER_YIELD_TEST_REDIS_URL (default
