@@ -9,7 +9,13 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { findPgbench, insertWithoutFlush, runPgbench, singleInsert } from "../bench/http/pgbench.js";
+import {
+  findPgbench,
+  insertWithoutFlush,
+  PGBENCH_INSTALL_HINT,
+  runPgbench,
+  singleInsert,
+} from "../bench/http/pgbench.js";
 import { postgresReachable, testDatabase } from "../packages/store-postgres/src/testing/index.js";
 import { runBench } from "./support/processes.js";
 
@@ -211,9 +217,11 @@ describe("bench:http's pgbench yardsticks", () => {
     const unreachable = await postgresReachable(); // why not, or undefined
     if (bin === undefined || unreachable !== undefined) {
       const missing =
-        bin === undefined ? "pgbench is not installed" : `PostgreSQL is not reachable (${unreachable})`;
+        bin === undefined
+          ? `pgbench is not installed (${PGBENCH_INSTALL_HINT})`
+          : `PostgreSQL is not reachable (${unreachable}); start it`;
       if (process.env["CI"] === "true") assert.fail(`${missing} under CI`);
-      t.skip(`SKIPPED: ${missing}; install or start it to run this test`);
+      t.skip(`SKIPPED: ${missing} to run this test`);
       return;
     }
     const durable = singleInsert(2);
