@@ -14,7 +14,6 @@ import { cpus } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
-import ts from "typescript";
 import { DEMO_CREDENTIALS as DEMO } from "../../packages/core/src/demo/index.js";
 import { signBody } from "../../packages/core/src/index.js";
 import { BENCH_SERVER_ENV, buildCli, cliBin, migrateAndImportFixtures } from "../built-cli.js";
@@ -300,8 +299,11 @@ class ServerChild {
  * TypeScript into bench/http/.build/ (tsx would wrap every closure in a naming helper, a
  * per-request cost no deployment pays).
  */
-function prepare(): string {
+async function prepare(): Promise<string> {
   buildCli();
+  // Loaded here, not at the top: importing TypeScript is the slowest part of this script's start,
+  // which --help and a usage error need not pay.
+  const { default: ts } = await import("typescript");
   const out = join(HERE, ".build");
   mkdirSync(join(out, "servers"), { recursive: true });
   const files = ["probe.ts", ...readdirSync(join(HERE, "servers")).map((f) => `servers/${f}`)];
@@ -1190,7 +1192,7 @@ async function main(): Promise<void> {
     if (setup === undefined) names = names.filter((n) => !parseScenario(n)!.pg);
   }
   try {
-    BUILD = prepare();
+    BUILD = await prepare();
     NODE_ARGS = ["--import", join(BUILD, "probe.js")];
     if (setup !== undefined) {
       await migrateAndImportFixtures(setup.database.url);
