@@ -16,6 +16,7 @@ import {
   runPgbench,
   singleInsert,
 } from "../bench/http/pgbench.js";
+import { gate } from "../packages/node-adapter/src/testing/index.js";
 import { postgresReachable, testDatabase } from "../packages/store-postgres/src/testing/index.js";
 import { runBench } from "./support/processes.js";
 
@@ -211,47 +212,46 @@ describe("bench:pg-client", () => {
   });
 });
 
-describe("bench:http's pgbench yardsticks", () => {
-  test("the insert without the flush wait is the durable insert's statement, run in sessions with synchronous_commit off", async (t) => {
-    const bin = findPgbench();
-    const unreachable = await postgresReachable(); // why not, or undefined
-    if (bin === undefined || unreachable !== undefined) {
-      const missing =
-        bin === undefined
-          ? `pgbench is not installed (${PGBENCH_INSTALL_HINT})`
-          : `PostgreSQL is not reachable (${unreachable}); start it`;
-      if (process.env["CI"] === "true") assert.fail(`${missing} under CI`);
-      t.skip(`SKIPPED: ${missing} to run this test`);
-      return;
-    }
-    const durable = singleInsert(2);
-    const noFlush = insertWithoutFlush(2);
-    assert.equal(noFlush.script, durable.script);
-    assert.equal(noFlush.setup, durable.setup);
-    assert.notEqual(noFlush.label, durable.label);
+const pgbench = findPgbench();
+const yardstickServices = gate({
+  PostgreSQL: await postgresReachable(),
+  pgbench: pgbench === undefined ? `not installed: ${PGBENCH_INSTALL_HINT}` : undefined,
+});
 
-    const database = await testDatabase("pgbench_yardsticks", { migrated: false });
-    await database.pool.query("create table seen (workload text not null, setting text not null)");
-    const serverSetting = (
-      await database.pool.query<{ s: string }>("select current_setting('synchronous_commit') as s")
-    ).rows[0]!.s;
-    // Each workload's sessions, recording the setting they ran with instead of the insert.
-    for (const workload of [durable, noFlush]) {
-      const probe = {
-        ...workload,
-        script: `insert into seen (workload, setting) values ('${workload.name}', current_setting('synchronous_commit'));\n`,
-      };
-      const result = await runPgbench(bin, database.url, probe, 2, 1);
-      assert.ok(result.total > 0 && result.tps > 0, `${workload.name}: ${JSON.stringify(result)}`);
-      assert.equal(result.failed, 0);
-    }
-    const settings = await database.pool.query<{ workload: string; setting: string }>(
-      "select distinct workload, setting from seen order by workload",
-    );
-    assert.deepEqual(settings.rows, [
-      { workload: "insert", setting: serverSetting },
-      { workload: "insert-no-flush", setting: "off" },
-    ]);
-    assert.notEqual(serverSetting, "off", "the test database commits durably, as the bench's does");
-  });
+yardstickServices.describe("bench:http's pgbench yardsticks", () => {
+  yardstickServices.test(
+    "the insert without the flush wait is the durable insert's statement, run in sessions with synchronous_commit off",
+    async () => {
+      const bin = pgbench!;
+      const durable = singleInsert(2);
+      const noFlush = insertWithoutFlush(2);
+      assert.equal(noFlush.script, durable.script);
+      assert.equal(noFlush.setup, durable.setup);
+      assert.notEqual(noFlush.label, durable.label);
+
+      const database = await testDatabase("pgbench_yardsticks", { migrated: false });
+      await database.pool.query("create table seen (workload text not null, setting text not null)");
+      const serverSetting = (
+        await database.pool.query<{ s: string }>("select current_setting('synchronous_commit') as s")
+      ).rows[0]!.s;
+      // Each workload's sessions, recording the setting they ran with instead of the insert.
+      for (const workload of [durable, noFlush]) {
+        const probe = {
+          ...workload,
+          script: `insert into seen (workload, setting) values ('${workload.name}', current_setting('synchronous_commit'));\n`,
+        };
+        const result = await runPgbench(bin, database.url, probe, 2, 1);
+        assert.ok(result.total > 0 && result.tps > 0, `${workload.name}: ${JSON.stringify(result)}`);
+        assert.equal(result.failed, 0);
+      }
+      const settings = await database.pool.query<{ workload: string; setting: string }>(
+        "select distinct workload, setting from seen order by workload",
+      );
+      assert.deepEqual(settings.rows, [
+        { workload: "insert", setting: serverSetting },
+        { workload: "insert-no-flush", setting: "off" },
+      ]);
+      assert.notEqual(serverSetting, "off", "the test database commits durably, as the bench's does");
+    },
+  );
 });
