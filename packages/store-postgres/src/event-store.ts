@@ -14,6 +14,7 @@
 import { createHash } from "node:crypto";
 import type { AppendResult, Environment, EventStore, NewEvent, StoredEvent } from "@partner-yield/core";
 import type pg from "pg";
+import { textArray, timestamptzArray } from "./binary-array.js";
 import { guarded, unavailable } from "./errors.js";
 
 /**
@@ -324,20 +325,25 @@ function wellFormed(text: string): string {
   return text.replace(LONE_SURROGATE, "\uFFFD");
 }
 
-/** The insert's eleven parameters: one array per column, an element per event. */
-function columnsOf(events: readonly NewEvent[]): unknown[] {
+/**
+ * The insert's eleven parameters: one array per column, an element per event, in PostgreSQL's
+ * binary array format (binary-array.ts).
+ */
+function columnsOf(events: readonly NewEvent[]): Buffer[] {
   return [
-    events.map((e) => e.partnerId),
-    events.map((e) => e.environment),
-    events.map((e) => e.idempotencyKey),
-    events.map((e) => e.fingerprint),
-    events.map((e) => e.eventType),
-    events.map((e) => e.occurredAt),
-    events.map((e) => jsonbOrNull(e.data)),
-    events.map((e) => e.rawBody),
-    events.map((e) => new Date(e.receivedAt).toISOString()),
-    events.map((e) => e.authorizedBy?.keyHash ?? null),
-    events.map((e) => (e.authorizedBy === undefined ? null : secretSha256(e.authorizedBy.signingSecret))),
+    textArray(events.map((e) => e.partnerId)),
+    textArray(events.map((e) => e.environment)),
+    textArray(events.map((e) => e.idempotencyKey)),
+    textArray(events.map((e) => e.fingerprint)),
+    textArray(events.map((e) => e.eventType)),
+    textArray(events.map((e) => e.occurredAt)),
+    textArray(events.map((e) => jsonbOrNull(e.data))),
+    textArray(events.map((e) => e.rawBody)),
+    timestamptzArray(events.map((e) => e.receivedAt)),
+    textArray(events.map((e) => e.authorizedBy?.keyHash)),
+    textArray(
+      events.map((e) => (e.authorizedBy === undefined ? null : secretSha256(e.authorizedBy.signingSecret))),
+    ),
   ];
 }
 
