@@ -4,6 +4,7 @@
  * text parameter would have stored it (a lone surrogate as U+FFFD, a NUL refused as data).
  */
 import assert from "node:assert/strict";
+import { fcParams } from "@partner-yield/core/testing";
 import { gate } from "@partner-yield/node-adapter/testing";
 import { postgresReachable, testDatabase } from "@partner-yield/store-postgres/testing";
 import fc from "fast-check";
@@ -49,7 +50,8 @@ describe("binary text[] parameters", () => {
           assert.deepEqual(rows[0]!.binary, rows[0]!.text);
         },
       ),
-      { numRuns: 60 },
+      // A round trip to PostgreSQL each: fewer runs than the default unless FC_NUM_RUNS asks.
+      { ...fcParams(process.env), numRuns: Number(process.env["FC_NUM_RUNS"] ?? 60) },
     );
   });
 

@@ -3,6 +3,7 @@
  * two agree on any string, near misses included, and the event log refuses a row the rule refuses.
  */
 import assert from "node:assert/strict";
+import { fcParams } from "@partner-yield/core/testing";
 import { gate } from "@partner-yield/node-adapter/testing";
 import { postgresReachable, testDatabase } from "@partner-yield/store-postgres/testing";
 import fc from "fast-check";
@@ -50,7 +51,7 @@ describe("the events.fingerprint check (migration 0009)", () => {
         );
         assert.equal(rows[0]!.now, rows[0]!.old, JSON.stringify(clean));
       }),
-      { numRuns: 200 },
+      fcParams(process.env),
     );
   });
 
