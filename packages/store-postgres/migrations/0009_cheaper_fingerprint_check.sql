@@ -2,11 +2,11 @@
 -- small part of the cost (docs/performance.md, "The POST's statement").
 --
 -- The rule is unchanged: 64 lowercase hexadecimal digits (CONTRACT §5's fingerprint, a SHA-256).
--- Written as `fingerprint ~ '^[0-9a-f]{64}$'`, the bound {64} becomes an automaton of 64 states,
--- which PostgreSQL's regex engine builds up again for each row it checks: the single largest cost
--- of an event's insert after the write itself. `octet_length(fingerprint) = 64` with
--- `'^[0-9a-f]*$'` accepts exactly the same strings (each allowed character is one byte, so 64
--- bytes of them are 64 characters) through an automaton of one state.
+-- Written as `fingerprint ~ '^[0-9a-f]{64}$'`, the bound {64} makes an automaton of 64 states
+-- that PostgreSQL's regex engine walks anew at each row, one of the larger costs of an event's
+-- insert. `octet_length(fingerprint) = 64` with `'^[0-9a-f]*$'` accepts exactly the same strings
+-- (each allowed character is one byte, so 64 bytes of them are 64 characters) through an
+-- automaton of one state.
 --
 -- NOT VALID: the old check, the same rule, held for every row already there, and validating would
 -- read the whole event log while this transaction holds the table's ACCESS EXCLUSIVE lock (every
