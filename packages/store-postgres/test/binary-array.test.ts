@@ -17,24 +17,20 @@ const SAMPLE = ["", "a", 'quote " and \\ backslash, {braces}', "é ü ß", "😀
 
 describe("binary text[] parameters", () => {
   test("are byte for byte what array_send writes for the same array", async () => {
-    for (const values of [SAMPLE, [null], ["x", null, ""], []]) {
+    for (const values of [SAMPLE, [null], ["x", null, ""]]) {
       const { rows } = await db!.pool.query<{ bytes: Buffer }>("select array_send($1::text[]) as bytes", [
         textArray(values),
       ]);
-      const expected = await db!.pool.query<{ bytes: Buffer }>(
-        "select array_send(coalesce($1::text[], '{}')) as bytes",
-        [values],
-      );
-      if (values.length === 0) {
-        // An empty array is sent with one dimension of length 0; PostgreSQL keeps it as '{}'.
-        const { rows: back } = await db!.pool.query<{ n: number }>("select cardinality($1::text[]) as n", [
-          textArray(values),
-        ]);
-        assert.equal(back[0]!.n, 0);
-        continue;
-      }
+      const expected = await db!.pool.query<{ bytes: Buffer }>("select array_send($1::text[]) as bytes", [
+        values,
+      ]);
       assert.deepEqual(rows[0]!.bytes, expected.rows[0]!.bytes, JSON.stringify(values));
     }
+    // An empty array is sent with one dimension of length 0; PostgreSQL keeps it as '{}'.
+    const { rows: back } = await db!.pool.query<{ n: number }>("select cardinality($1::text[]) as n", [
+      textArray([]),
+    ]);
+    assert.equal(back[0]!.n, 0);
   });
 
   test("any strings read back as the driver's text parameters store them", async () => {
