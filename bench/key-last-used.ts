@@ -23,6 +23,20 @@ import {
   PostgresKeyStore,
   PostgresPartnerAdmin,
 } from "../packages/store-postgres/src/index.js";
+import { parseFlags } from "./cli-flags.js";
+
+parseFlags(
+  "bench:last-used",
+  `pnpm bench:last-used
+
+API-key lookups per second against PostgreSQL (50 in flight, a pool of 10) for three ways of
+recording last_used_at (throttled as shipped, a write after every lookup, the lookup as the
+write), with one key and with 100 keys; lookups/s, p50/p99, the ratio to throttled and the rows
+updated. Takes no flags. Environment: BENCH_SECONDS (default 5 a case),
+PARTNER_YIELD_TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres).
+`,
+  {},
+);
 
 const SECONDS = Number(process.env["BENCH_SECONDS"] ?? "5");
 const IN_FLIGHT = 50;

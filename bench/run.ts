@@ -22,6 +22,19 @@ import {
   unwrap,
 } from "../packages/core/src/index.js";
 import { nodeHmacSha256 } from "../packages/node-adapter/src/hmac.js";
+import { parseFlags } from "./cli-flags.js";
+
+parseFlags(
+  "bench",
+  `pnpm bench
+
+Micro-benchmarks of the core: handle() operations per second for GET product and yield-calc, and
+signature verification of a 1 KiB body (createHmac, the node adapter's port, @noble/hashes), each
+group with ratios to a baseline of the same run. Takes no flags. Environment: BENCH_SECONDS
+(default 1 s a case; 3 for steadier figures).
+`,
+  {},
+);
 
 const SECONDS = Number(process.env["BENCH_SECONDS"] ?? "1");
 if (!(SECONDS > 0)) {

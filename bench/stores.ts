@@ -23,12 +23,26 @@ import { newEvent, uniqueTag } from "../packages/core/src/testing/index.js";
 import { createPool, PostgresEventStore } from "../packages/store-postgres/src/index.js";
 import { connectRedis, RedisRateLimiter } from "../packages/store-redis/src/index.js";
 import { BENCH_SERVER_ENV } from "./built-cli.js";
+import { parseFlags } from "./cli-flags.js";
 import { createBenchDatabase } from "./pg-database.js";
 
 const EVENTS = Number(process.env["BENCH_EVENTS"] ?? "100000");
 const SECONDS = Number(process.env["BENCH_SECONDS"] ?? "5");
 const CONNECTIONS = 50;
-const IN_PROCESS_ONLY = process.argv.includes("--in-process");
+const HELP = `pnpm bench:stores [--in-process]
+
+Signed events accepted per second by a partner-yield server on the in-memory stores, on
+PostgreSQL and on PostgreSQL + Redis (1 KiB bodies, 50 connections, autocannon), with the server's
+RSS after BENCH_EVENTS events; then, in this process, events stored per second by
+PostgresEventStore.append and rate-limit decisions per second (memory and Redis).
+
+  --in-process   the in-process figures only (no server)
+
+Environment: BENCH_EVENTS (default 100000), BENCH_SECONDS (default 5),
+PARTNER_YIELD_TEST_DATABASE_URL and PARTNER_YIELD_TEST_REDIS_URL (as the tests).
+`;
+const IN_PROCESS_ONLY =
+  parseFlags("bench:stores", HELP, { "in-process": { type: "boolean" } })["in-process"] === true;
 const REDIS_URL = process.env["PARTNER_YIELD_TEST_REDIS_URL"] ?? "redis://127.0.0.1:6379";
 const CLI = fileURLToPath(new URL("../packages/server/src/cli.ts", import.meta.url));
 
