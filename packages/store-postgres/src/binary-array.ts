@@ -1,5 +1,5 @@
 /**
- * One-dimensional `text[]` and `timestamptz[]` parameters in PostgreSQL's binary format (what
+ * One-dimensional `text[]`, `timestamptz[]` and `boolean[]` parameters in PostgreSQL's binary format (what
  * `array_send` writes and `array_recv` reads), for the event insert's columns. The driver sends a
  * `Buffer` parameter in binary format, and PostgreSQL then copies each element as it comes, where
  * a text array literal (`{"…","…"}`) is escaped character by character here and parsed character
@@ -9,9 +9,11 @@
  * Layout: int32 dimensions (1), int32 has-nulls flag, uint32 element type OID, int32 length, int32
  * lower bound (1), then per element an int32 byte length (-1: NULL) and its bytes. Text is UTF-8 as
  * `Buffer` encodes it, which is what the driver sends for a string parameter too: a lone surrogate
- * becomes U+FFFD. A timestamptz element is 8 bytes: int64 microseconds since 2000-01-01 UTC.
+ * becomes U+FFFD. A timestamptz element is 8 bytes: int64 microseconds since 2000-01-01 UTC; a
+ * boolean element one byte, 1 or 0.
  */
 
+const BOOL_OID = 16;
 const TEXT_OID = 25;
 const TIMESTAMPTZ_OID = 1184;
 const HEADER_BYTES = 20;
@@ -56,6 +58,17 @@ export function timestamptzArray(values: readonly number[]): Buffer {
     if (Number.isNaN(ms)) throw new RangeError(`invalid time value: ${value}`);
     offset = buffer.writeInt32BE(8, offset);
     offset = buffer.writeBigInt64BE(BigInt(ms - POSTGRES_EPOCH_MS) * 1000n, offset);
+  }
+  return buffer;
+}
+
+/** `values` as a binary `boolean[]` (no NULL elements). */
+export function boolArray(values: readonly boolean[]): Buffer {
+  const buffer = Buffer.allocUnsafe(HEADER_BYTES + 5 * values.length);
+  let offset = writeHeader(buffer, false, BOOL_OID, values.length);
+  for (const value of values) {
+    offset = buffer.writeInt32BE(1, offset);
+    offset = buffer.writeUInt8(value ? 1 : 0, offset);
   }
   return buffer;
 }

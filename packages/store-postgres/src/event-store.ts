@@ -14,7 +14,7 @@
 import { createHash } from "node:crypto";
 import type { AppendResult, Environment, EventStore, NewEvent, StoredEvent } from "@partner-yield/core";
 import type pg from "pg";
-import { textArray, timestamptzArray } from "./binary-array.js";
+import { boolArray, textArray, timestamptzArray } from "./binary-array.js";
 import { guarded, unavailable } from "./errors.js";
 
 /**
@@ -30,19 +30,20 @@ const COLUMNS = `id::text as id, partner_id, environment, idempotency_key, finge
 
 /**
  * The batch's events as parallel arrays, inserted in the order given, under the event log's lock
- * (`EVENT_LOG_LOCK`, taken before the first row), by `partner_yield_append_events` (migration
- * 0008), whose statement each connection plans once (a generic plan) instead of at every
- * execution. An event whose `authorizedBy` key or secret (`$10`, and `$11` the secret's SHA-256 in
- * hex: the row may hold the secret sealed, migration 0006, and the secret itself never travels;
- * null: not checked) is no longer active is not inserted and comes back as `revoked` with the
- * credential that failed, checked in the statement that claims the key (CONTRACT §4, §5). Within
- * the statement a key already taken, by a committed event or one in flight (ON CONFLICT waits for
- * its transaction), is skipped; the rows with an `id` name the events inserted.
+ * (`EVENT_LOG_LOCK`, taken before the first row), by `partner_yield_append_events` (migrations
+ * 0008 and 0010), whose statement each connection plans once (a generic plan) instead of at every
+ * execution. Where `$8` is true, `data` is taken from the raw body (`$9`) in PostgreSQL and `$7` is
+ * null (`dataInBody`). An event whose `authorizedBy` key or secret (`$11`, and `$12` the secret's
+ * SHA-256 in hex: the row may hold the secret sealed, migration 0006, and the secret itself never
+ * travels; null: not checked) is no longer active is not inserted and comes back as `revoked` with
+ * the credential that failed, checked in the statement that claims the key (CONTRACT §4, §5).
+ * Within the statement a key already taken, by a committed event or one in flight (ON CONFLICT
+ * waits for its transaction), is skipped; the rows with an `id` name the events inserted.
  */
 const INSERT = `select event_id as id, event_partner_id as partner_id, event_environment as environment,
   event_idempotency_key as idempotency_key, refused_credential as revoked
 from partner_yield_append_events($1::text[], $2::text[], $3::text[], $4::text[], $5::text[],
-  $6::text[], $7::text[], $8::text[], $9::timestamptz[], $10::text[], $11::text[])`;
+  $6::text[], $7::text[], $8::boolean[], $9::text[], $10::timestamptz[], $11::text[], $12::text[])`;
 
 /** The insert's prepared-statement name (per connection; the text's hash keeps versions apart). */
 const INSERT_NAME = `partner-yield-append-${createHash("sha256").update(INSERT).digest("hex").slice(0, 16)}`;
@@ -328,10 +329,11 @@ function wellFormed(text: string): string {
 }
 
 /**
- * The insert's eleven parameters: one array per column, an element per event, in PostgreSQL's
+ * The insert's twelve parameters: one array per column, an element per event, in PostgreSQL's
  * binary array format (binary-array.ts).
  */
 function columnsOf(events: readonly NewEvent[]): Buffer[] {
+  const inBody = events.map(dataInBody);
   return [
     textArray(events.map((e) => e.partnerId)),
     textArray(events.map((e) => e.environment)),
@@ -339,7 +341,8 @@ function columnsOf(events: readonly NewEvent[]): Buffer[] {
     textArray(events.map((e) => e.fingerprint)),
     textArray(events.map((e) => e.eventType)),
     textArray(events.map((e) => e.occurredAt)),
-    textArray(events.map((e) => jsonbOrNull(e.data))),
+    textArray(events.map((e, i) => (inBody[i] ? null : jsonbOrNull(e.data)))),
+    boolArray(inBody),
     textArray(events.map((e) => e.rawBody)),
     timestamptzArray(events.map((e) => e.receivedAt)),
     textArray(events.map((e) => e.authorizedBy?.keyHash)),
@@ -417,6 +420,36 @@ function dataOf(row: EventRow): Record<string, unknown> {
     // Not the core's JSON body (a row written by other means): the column holds the data.
   }
   return row.data ?? {};
+}
+
+/**
+ * In a raw body, what jsonb may refuse where `JSON.parse` accepts: a `\u` escape of NUL or of a
+ * character beyond ASCII (a lone surrogate is refused, and a database whose encoding is not UTF-8
+ * may have no such character), a number with an exponent of four digits or more, or a run of a
+ * thousand digits (`numeric` holds neither). Conservative: text inside strings that looks like
+ * these counts too. Each scan is linear in the body (a digit run is tried once, from its first
+ * digit); the escape scan runs only when the body has a `\u` at all.
+ */
+const ESCAPE_MAY_REFUSE = /\\u(?:0000|(?!00[0-7]))/;
+const EXPONENT_MAY_REFUSE = /[eE][+-]?\d{4}/;
+const DIGITS_MAY_REFUSE = /(?<!\d)\d{1000}/;
+
+function jsonbMayRefuse(body: string): boolean {
+  return (
+    (body.includes("\\u") && ESCAPE_MAY_REFUSE.test(body)) ||
+    EXPONENT_MAY_REFUSE.test(body) ||
+    (body.length >= 1000 && DIGITS_MAY_REFUSE.test(body))
+  );
+}
+
+/**
+ * Whether PostgreSQL can take the event's `data` from its raw body (`(raw_body::jsonb) -> 'data'`)
+ * instead of the JSON text of it: the core says `data` is `JSON.parse(rawBody).data`
+ * (`dataFromRawBody`) and the body holds nothing jsonb may refuse. Then the numbers are stored as
+ * written, and the server neither serializes nor sends `data` a second time.
+ */
+function dataInBody(event: NewEvent): boolean {
+  return event.dataFromRawBody === true && !jsonbMayRefuse(event.rawBody);
 }
 
 /** JSON text for the jsonb column, or null when jsonb cannot hold it (\u0000, a lone surrogate). */

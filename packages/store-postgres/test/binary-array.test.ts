@@ -8,7 +8,7 @@ import { fcParams } from "@partner-yield/core/testing";
 import { gate } from "@partner-yield/node-adapter/testing";
 import { postgresReachable, testDatabase } from "@partner-yield/store-postgres/testing";
 import fc from "fast-check";
-import { textArray, timestamptzArray } from "../src/binary-array.js";
+import { boolArray, textArray, timestamptzArray } from "../src/binary-array.js";
 
 const { describe, test, available } = gate({ PostgreSQL: await postgresReachable() });
 const db = available ? await testDatabase("binary_array", { migrated: false }) : undefined;
@@ -99,5 +99,22 @@ describe("binary timestamptz[] parameters", () => {
     );
     assert.throws(() => timestamptzArray([Number.NaN]), RangeError);
     assert.throws(() => timestamptzArray([8.64e15 + 1]), RangeError);
+  });
+});
+
+describe("binary boolean[] parameters", () => {
+  test("are byte for byte what array_send writes, and read back", async () => {
+    for (const values of [[true, false, true], [false], []]) {
+      const { rows } = await db!.pool.query<{ bytes: Buffer; back: boolean[] }>(
+        "select array_send($1::boolean[]) as bytes, $1::boolean[] as back",
+        [boolArray(values)],
+      );
+      const expected = await db!.pool.query<{ bytes: Buffer }>("select array_send($1::boolean[]) as bytes", [
+        values,
+      ]);
+      assert.deepEqual(rows[0]!.back, values);
+      if (values.length > 0)
+        assert.deepEqual(rows[0]!.bytes, expected.rows[0]!.bytes, JSON.stringify(values));
+    }
   });
 });

@@ -1,11 +1,12 @@
 /**
- * The event insert's plan (migration 0008): `partner_yield_append_events` runs its statement with
+ * The event insert's plan (migrations 0008 and 0010): `partner_yield_append_events` runs its statement with
  * a generic plan, planned once per connection for any batch size, so that plan must stay cheap for
  * a lone event however large the tables grow: with 1,000 and then 100,000 API keys, and 2,000
  * signing secrets, it reads both by index, one probe per event, and never scans or hashes either
  * table (as EXISTS subqueries, the generic plan hashed the whole of a table of 1,000 keys or 2,000
- * secrets at each execution). The statement is taken from the function as the database holds it
- * and prepared with the function's setting.
+ * secrets at each execution). The statement is taken from each version of the function (0008's,
+ * eleven parameters, which releases of schema 8 and 9 call; 0010's, twelve) as the database holds
+ * it and prepared with the function's setting.
  */
 import assert from "node:assert/strict";
 import { gate, loadSandbox } from "@partner-yield/node-adapter/testing";
@@ -44,7 +45,7 @@ describe("the event insert's generic plan", () => {
        select $1, 'whsec_' || md5('plan-secret-' || i) from generate_series(1, 2000) as i`,
       [partner],
     );
-    const statement = await functionStatement();
+    const statements = [await functionStatement(11), await functionStatement(12)];
     let keys = 0;
     for (const size of [1000, 100_000]) {
       await db!.pool.query(
@@ -55,25 +56,27 @@ describe("the event insert's generic plan", () => {
       );
       keys = size;
       await db!.pool.query("analyze api_keys; analyze signing_secrets; analyze events");
-      const nodes = await genericPlan(statement, partner);
-      for (const table of ["api_keys", "signing_secrets"]) {
-        const reads = nodes.filter(({ node }) => node["Relation Name"] === table);
-        const where = `${table}, ${size} keys`;
-        assert.equal(
-          reads.length,
-          1,
-          `one read of ${where}: ${JSON.stringify(reads.map((r) => r.node["Node Type"]))}`,
-        );
-        const { node, above } = reads[0]!;
-        assert.match(
-          node["Node Type"],
-          /^Index (Only )?Scan$/,
-          `${where} read by index, not ${node["Node Type"]}`,
-        );
-        assert.ok(
-          !above.some((step) => step === "Hash" || step.startsWith("hashed ")),
-          `${where} not hashed: under ${above.join(" > ")}`,
-        );
+      for (const [version, statement] of statements.entries()) {
+        const nodes = await genericPlan(statement, partner, version === 1);
+        for (const table of ["api_keys", "signing_secrets"]) {
+          const reads = nodes.filter(({ node }) => node["Relation Name"] === table);
+          const where = `${table}, ${size} keys, ${version === 0 ? "migration 0008's function" : "migration 0010's"}`;
+          assert.equal(
+            reads.length,
+            1,
+            `one read of ${where}: ${JSON.stringify(reads.map((r) => r.node["Node Type"]))}`,
+          );
+          const { node, above } = reads[0]!;
+          assert.match(
+            node["Node Type"],
+            /^Index (Only )?Scan$/,
+            `${where} read by index, not ${node["Node Type"]}`,
+          );
+          assert.ok(
+            !above.some((step) => step === "Hash" || step.startsWith("hashed ")),
+            `${where} not hashed: under ${above.join(" > ")}`,
+          );
+        }
       }
     }
   });
@@ -83,7 +86,7 @@ describe("the event insert's generic plan", () => {
  * The function's statement as the database holds it, its parameters (read from the catalog too)
  * replaced by `$1` … `$n` with their types.
  */
-async function functionStatement(): Promise<string> {
+async function functionStatement(parameters: number): Promise<string> {
   const { rows } = await db!.pool.query<{
     source: string;
     config: string[] | null;
@@ -93,9 +96,10 @@ async function functionStatement(): Promise<string> {
     `select prosrc as source, proconfig as config, proargnames[1:pronargs] as names,
        array(select format_type(t, null) from unnest(proargtypes::oid[]) with ordinality as a(t, i)
          order by i) as types
-     from pg_proc where proname = 'partner_yield_append_events'`,
+     from pg_proc where proname = 'partner_yield_append_events' and pronargs = $1`,
+    [parameters],
   );
-  assert.equal(rows.length, 1, "migration 0008's function is there");
+  assert.equal(rows.length, 1, `the function of ${parameters} parameters is there`);
   const { source, config, names, types } = rows[0]!;
   assert.deepEqual(config, ["plan_cache_mode=force_generic_plan"]);
   const body = /return query\s+([\s\S]*?);\s*end;?\s*$/i.exec(source.trim());
@@ -110,7 +114,11 @@ async function functionStatement(): Promise<string> {
 }
 
 /** The nodes of the statement's generic plan for one event. */
-async function genericPlan(statement: string, partner: string): Promise<ReturnType<typeof nodesOf>> {
+async function genericPlan(
+  statement: string,
+  partner: string,
+  dataFromBody: boolean,
+): Promise<ReturnType<typeof nodesOf>> {
   const client = await db!.pool.connect();
   try {
     await client.query("set plan_cache_mode = force_generic_plan");
@@ -122,7 +130,7 @@ async function genericPlan(statement: string, partner: string): Promise<ReturnTy
       const hash = client.escapeLiteral("a".repeat(64));
       const explained = await client.query<{ "QUERY PLAN": [{ Plan: PlanNode }] }>(
         `explain (format json) execute plan_check (array[${id}], array['sandbox'], array['k'],
-          array[${hash}], array['partner.user.created'], array['2026-11-20T10:15:00Z'], array['{}'],
+          array[${hash}], array['partner.user.created'], array['2026-11-20T10:15:00Z'], array['{}'],${dataFromBody ? " array[true]," : ""}
           array['{}'], array[now()], array[${hash}], array[${hash}])`,
       );
       return nodesOf(explained.rows[0]!["QUERY PLAN"][0].Plan);
