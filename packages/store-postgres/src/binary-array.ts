@@ -1,9 +1,9 @@
 /**
- * One-dimensional `text[]`, `timestamptz[]` and `boolean[]` parameters in PostgreSQL's binary format (what
- * `array_send` writes and `array_recv` reads), for the event insert's columns. The driver sends a
- * `Buffer` parameter in binary format, and PostgreSQL then copies each element as it comes, where
- * a text array literal (`{"…","…"}`) is escaped character by character here and parsed character
- * by character there (`array_in`): less CPU on both sides for the same values
+ * One-dimensional `text[]`, `timestamptz[]` and `boolean[]` parameters in PostgreSQL's binary
+ * format (what `array_send` writes and `array_recv` reads), for the event insert's columns. The
+ * driver sends a `Buffer` parameter in binary format, and PostgreSQL then copies each element as
+ * it comes, where a text array literal (`{"…","…"}`) is escaped character by character here and
+ * parsed character by character there (`array_in`): less CPU on both sides for the same values
  * (docs/performance.md).
  *
  * Layout: int32 dimensions (1), int32 has-nulls flag, uint32 element type OID, int32 length, int32
