@@ -12,6 +12,7 @@ import { fcParams, newEvent } from "@partner-yield/core/testing";
 import { gate } from "@partner-yield/node-adapter/testing";
 import { postgresReachable, testDatabase } from "@partner-yield/store-postgres/testing";
 import fc from "fast-check";
+import type pg from "pg";
 import { PostgresEventStore } from "../src/index.js";
 
 const { describe, test, available } = gate({ PostgreSQL: await postgresReachable() });
@@ -74,6 +75,20 @@ describe("events.data", () => {
       const stored = await column(store, fromBody(body(data)));
       assert.equal(stored, expected === null ? null : await asJsonb(expected), data.slice(0, 60));
     }
+    // All of them with one taken from its body, appended together: one statement, nothing refused.
+    let inserts = 0;
+    const counting = new PostgresEventStore({
+      query: (config: { text: string }) => {
+        if (config.text.includes("partner_yield_append_events(")) inserts++;
+        return db!.pool.query(config);
+      },
+    } as unknown as pg.Pool);
+    const events = [...cases.map(([data]) => fromBody(body(data))), fromBody(body('{"amount":1.10}'))];
+    const columns = await Promise.all(events.map((event) => column(counting, event)));
+    assert.equal(inserts, 1, "one statement for the batch, none again one by one");
+    for (const [i, [data, expected]] of cases.entries())
+      assert.equal(columns[i], expected === null ? null : await asJsonb(expected), data.slice(0, 60));
+    assert.equal(columns.at(-1), '{"amount": 1.10}');
   });
 
   test("taken from the body or not, the column is what the server's JSON text would make it", async () => {
