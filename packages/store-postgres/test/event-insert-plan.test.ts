@@ -1,6 +1,6 @@
 /**
- * The event insert's plan (migrations 0008 and 0010): `partner_yield_append_events` runs its statement with
- * a generic plan, planned once per connection for any batch size, so that plan must stay cheap for
+ * The event insert's plan (migrations 0008 and 0010): `partner_yield_append_events` runs its
+ * statement with a generic plan, planned once per connection for any batch size, so that plan must stay cheap for
  * a lone event however large the tables grow: with 1,000 and then 100,000 API keys, and 2,000
  * signing secrets, it reads both by index, one probe per event, and never scans or hashes either
  * table (as EXISTS subqueries, the generic plan hashed the whole of a table of 1,000 keys or 2,000
@@ -45,7 +45,11 @@ describe("the event insert's generic plan", () => {
        select $1, 'whsec_' || md5('plan-secret-' || i) from generate_series(1, 2000) as i`,
       [partner],
     );
-    const statements = [await functionStatement(11), await functionStatement(12)];
+    // 0008's function (eleven parameters), which releases of schema 8 and 9 call, and 0010's.
+    const versions = [
+      { name: "migration 0008's function", ...(await functionStatement(11)) },
+      { name: "migration 0010's function", ...(await functionStatement(12)) },
+    ];
     let keys = 0;
     for (const size of [1000, 100_000]) {
       await db!.pool.query(
@@ -56,11 +60,11 @@ describe("the event insert's generic plan", () => {
       );
       keys = size;
       await db!.pool.query("analyze api_keys; analyze signing_secrets; analyze events");
-      for (const [version, statement] of statements.entries()) {
-        const nodes = await genericPlan(statement, partner, version === 1);
+      for (const version of versions) {
+        const nodes = await genericPlan(version, partner);
         for (const table of ["api_keys", "signing_secrets"]) {
           const reads = nodes.filter(({ node }) => node["Relation Name"] === table);
-          const where = `${table}, ${size} keys, ${version === 0 ? "migration 0008's function" : "migration 0010's"}`;
+          const where = `${table}, ${size} keys, ${version.name}`;
           assert.equal(
             reads.length,
             1,
@@ -83,10 +87,10 @@ describe("the event insert's generic plan", () => {
 });
 
 /**
- * The function's statement as the database holds it, its parameters (read from the catalog too)
- * replaced by `$1` … `$n` with their types.
+ * The statement of the function of `parameters` parameters as the database holds it, its
+ * parameters (read from the catalog too) replaced by `$1` … `$n` with their types; and their names.
  */
-async function functionStatement(parameters: number): Promise<string> {
+async function functionStatement(parameters: number): Promise<{ statement: string; names: string[] }> {
   const { rows } = await db!.pool.query<{
     source: string;
     config: string[] | null;
@@ -110,14 +114,13 @@ async function functionStatement(parameters: number): Promise<string> {
   for (const { name, i } of byLength)
     statement = statement.replace(new RegExp(`\\b${name}\\b`, "g"), `$${i + 1}::${types[i]}`);
   assert.doesNotMatch(statement, /\bp_[a-z_]+\b/, "every parameter replaced");
-  return statement;
+  return { statement, names };
 }
 
 /** The nodes of the statement's generic plan for one event. */
 async function genericPlan(
-  statement: string,
+  { statement, names }: { statement: string; names: readonly string[] },
   partner: string,
-  dataFromBody: boolean,
 ): Promise<ReturnType<typeof nodesOf>> {
   const client = await db!.pool.connect();
   try {
@@ -125,13 +128,28 @@ async function genericPlan(
     // The parameters' types come from the casts written into the statement.
     await client.query(`prepare plan_check as ${statement}`);
     try {
-      // EXPLAIN takes no parameters of its own: the values are written in.
-      const id = client.escapeLiteral(partner);
+      // EXPLAIN takes no parameters of its own: the values are written in, by parameter name.
       const hash = client.escapeLiteral("a".repeat(64));
+      const values: Record<string, string> = {
+        p_partner_id: client.escapeLiteral(partner),
+        p_environment: "'sandbox'",
+        p_idempotency_key: "'k'",
+        p_fingerprint: hash,
+        p_event_type: "'partner.user.created'",
+        p_occurred_at: "'2026-11-20T10:15:00Z'",
+        p_data: "'{}'",
+        p_data_from_body: "true",
+        p_raw_body: "'{}'",
+        p_received_at: "now()",
+        p_key_hash: hash,
+        p_secret_sha256: hash,
+      };
+      const args = names.map((name) => {
+        assert.ok(name in values, `a value for ${name}`);
+        return `array[${values[name]}]`;
+      });
       const explained = await client.query<{ "QUERY PLAN": [{ Plan: PlanNode }] }>(
-        `explain (format json) execute plan_check (array[${id}], array['sandbox'], array['k'],
-          array[${hash}], array['partner.user.created'], array['2026-11-20T10:15:00Z'], array['{}'],${dataFromBody ? " array[true]," : ""}
-          array['{}'], array[now()], array[${hash}], array[${hash}])`,
+        `explain (format json) execute plan_check (${args.join(", ")})`,
       );
       return nodesOf(explained.rows[0]!["QUERY PLAN"][0].Plan);
     } finally {
