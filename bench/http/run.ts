@@ -1,14 +1,15 @@
 /**
  * `pnpm bench:http`: our server against a bare node:http server answering the same bytes (and,
  * for GET product, Fastify and Hono counterparts), each in its own child process, loaded with
- * autocannon over loopback in alternating rounds. Prints req/s, p50/p99 latency, the server's CPU
+ * autocannon (or wrk) over loopback in alternating rounds. Prints req/s, p50/p99 latency, the server's CPU
  * µs per request (process.cpuUsage of the child) and RSS, with ratios to the bare server; for the
  * `-pg` scenarios, our server on a PostgreSQL database of its own and Redis beside its in-memory
  * twin, pgbench's yardsticks on the same database, PostgreSQL's own CPU per request read from
- * /proc, and the ratios against the targets of issue 28. `--help` lists the flags.
+ * /proc, and the ratios against the targets of issue 28. `--loader wrk` loads the servers with wrk
+ * (C) instead of autocannon. `--help` lists the flags.
  * @module
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
@@ -27,7 +28,7 @@ import {
 } from "../pg-database.js";
 import { type BenchRedis, benchRedis, RedisUnreachableError } from "../redis-prefix.js";
 import { machineCpuReader, machineCpuSince } from "./machine-cpu.js";
-import { type PgCpuSample, pgCpuReader, pgCpuSince, trackPgCpu } from "./pg-cpu.js";
+import { clockTicks, type PgCpuSample, pgCpuReader, pgCpuSince, trackPgCpu } from "./pg-cpu.js";
 import {
   findPgbench,
   insertWithoutFlush,
@@ -40,6 +41,7 @@ import {
 } from "./pgbench.js";
 import { productFixtures } from "./scaling-fixtures.js";
 import type { CapturedResponse, ServerSpec } from "./servers/common.js";
+import { childrenCpuMicros, findWrk, runWrk, WRK_INSTALL_HINT } from "./wrk.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const HERE = fileURLToPath(new URL("./", import.meta.url));
@@ -75,8 +77,13 @@ of all cores per request, how busy they were) and the load generator's own CPU p
   --rounds n          alternating rounds per scenario (default 5)
   --duration s        seconds per measured run (default 6)
   --warmup s          seconds of warm-up per server before the rounds (default 2)
-  --connections n     autocannon connections (default 50)
-  --pipelining n      requests in flight per connection (default 1)
+  --connections n     the load generator's connections (default 50)
+  --pipelining n      requests in flight per connection (default 1; autocannon only)
+  --loader name       autocannon (default: in this process, JavaScript) or wrk (Debian's wrk, C,
+                      a child process with one thread per core; WRK or PATH): the load generator
+                      of every run. pgbench, the POST's yardstick, drives PostgreSQL from a C
+                      client; with wrk the POST's client is as light as pgbench's, where
+                      autocannon's takes a large share of a 2-core machine
   --quick             2 rounds x 3 s, 1 s warm-up
   --profile dir       our server runs with --cpu-prof, profiles written to dir (see profile-summary.ts)
   --rss               instead of the table: RSS of our server over a sustained GET product load,
@@ -117,6 +124,7 @@ const flags = parseFlags("bench:http", HELP, {
   calibrate: { type: "string" },
   "batched-bare": { type: "boolean" },
   "pgbench-clients": { type: "string" },
+  loader: { type: "string" },
 });
 const positive = intFlagOf("bench:http");
 /** A positive integer flag (at most 10 million). */
@@ -134,6 +142,23 @@ const settings = {
 };
 let nextPort = intFlag(flags["port-base"], 21100, "port-base");
 const pgbenchClients = intFlag(flags["pgbench-clients"], 16, "pgbench-clients");
+const loaderName = flags.loader ?? "autocannon";
+if (loaderName !== "autocannon" && loaderName !== "wrk") {
+  usageError("bench:http", `--loader must be autocannon or wrk (got ${JSON.stringify(loaderName)})`);
+}
+if (loaderName === "wrk" && settings.pipelining !== 1) {
+  usageError("bench:http", "--pipelining is autocannon's: it does not go with --loader wrk");
+}
+/** With --loader wrk, the wrk to run (found in main, before anything starts); else undefined. */
+let wrkBin: string | undefined;
+/** Clock ticks a second, for the children's CPU in /proc/self/stat. */
+const TICKS = clockTicks();
+
+/** wrk's version line, for the table's header. */
+function wrkVersion(): string {
+  const r = spawnSync(wrkBin!, ["--version"], { encoding: "utf8" });
+  return (/^wrk (\S+)/m.exec(`${r.stdout}${r.stderr}`)?.[1] ?? "?").trim();
+}
 /** Microseconds of busy work of the `--calibrate` rows (bare server + work). */
 const calibration = (flags.calibrate?.split(",") ?? []).map((us) => positive("calibrate", us, 1, 1, 100_000));
 
@@ -149,6 +174,8 @@ const SIGNATURE = signBody(DEMO.signingSecret, new TextEncoder().encode(EVENT_BO
 const runTag = `${process.pid.toString(36)}${Date.now().toString(36)}`;
 let idempotencyCounter = 0;
 const nextIdempotencyKey = () => `bench-${runTag}-${(idempotencyCounter++).toString(36)}`;
+/** wrk runs so far: each run's fresh header values start with its own tag. */
+let wrkRuns = 0;
 
 interface RequestShape {
   readonly method: "GET" | "POST";
@@ -156,7 +183,7 @@ interface RequestShape {
   readonly headers: Record<string, string>;
   readonly body?: string;
   /** A header that must change per request (a new Idempotency-Key each time). */
-  readonly fresh?: () => Record<string, string>;
+  readonly freshHeader?: string;
 }
 
 const auth = { "x-api-key": DEMO.sandboxApiKey };
@@ -183,7 +210,7 @@ const REQUESTS: Record<string, RequestShape> = {
       "x-partner-signature": `sha256=${SIGNATURE}`,
     },
     body: EVENT_BODY,
-    fresh: () => ({ "idempotency-key": nextIdempotencyKey() }),
+    freshHeader: "idempotency-key",
   },
 };
 
@@ -401,7 +428,7 @@ const DROPPED = new Set(["date", "connection", "keep-alive", "content-length"]);
 async function capture(server: ServerChild, shape: RequestShape): Promise<CapturedResponse> {
   const res = await fetch(`http://127.0.0.1:${server.port}${shape.path}`, {
     method: shape.method,
-    headers: { ...shape.headers, ...shape.fresh?.() },
+    headers: { ...shape.headers, ...freshHeaders(shape) },
     ...(shape.body === undefined ? {} : { body: shape.body }),
   });
   const headers: Record<string, string> = {};
@@ -465,6 +492,11 @@ class Latencies {
   }
 }
 
+/** The shape's fresh header with a new value (autocannon's runs and the answer captured first). */
+function freshHeaders(shape: RequestShape): Record<string, string> {
+  return shape.freshHeader === undefined ? {} : { [shape.freshHeader]: nextIdempotencyKey() };
+}
+
 function runAutocannon(options: autocannon.Options, latencies: Latencies): Promise<autocannon.Result> {
   return new Promise((resolve, reject) => {
     const instance = autocannon(options, (error: unknown, result: autocannon.Result) => {
@@ -478,6 +510,34 @@ function runAutocannon(options: autocannon.Options, latencies: Latencies): Promi
 }
 
 async function load(server: ServerChild, shape: RequestShape, seconds: number): Promise<RunSample> {
+  return wrkBin === undefined
+    ? loadWithAutocannon(server, shape, seconds)
+    : loadWithWrk(server, shape, seconds);
+}
+
+async function loadWithWrk(server: ServerChild, shape: RequestShape, seconds: number): Promise<RunSample> {
+  const before = await server.stats();
+  const tag = `bench-${runTag}-w${(wrkRuns++).toString(36)}`;
+  const r = await runWrk(wrkBin!, server.port, shape, settings.connections, cpus().length, seconds, tag);
+  const after = await server.stats();
+  return {
+    total: r.total,
+    reqPerSec: r.total / r.seconds,
+    p50: r.p50,
+    p99: r.p99,
+    cpuPerRequest: (after.cpuMicros - before.cpuMicros) / Math.max(1, r.total),
+    rss: after.rss,
+    rssLow: after.rssLow ?? after.rss,
+    rssHigh: Math.max(after.rssHigh, after.rss),
+    bad: r.bad,
+  };
+}
+
+async function loadWithAutocannon(
+  server: ServerChild,
+  shape: RequestShape,
+  seconds: number,
+): Promise<RunSample> {
   const before = await server.stats();
   const latencies = new Latencies();
   const result = await runAutocannon(
@@ -492,12 +552,12 @@ async function load(server: ServerChild, shape: RequestShape, seconds: number): 
           path: shape.path,
           headers: shape.headers,
           ...(shape.body === undefined ? {} : { body: shape.body }),
-          ...(shape.fresh === undefined
+          ...(shape.freshHeader === undefined
             ? {}
             : {
                 setupRequest: (req: autocannon.Request) => ({
                   ...req,
-                  headers: { ...shape.headers, ...shape.fresh!() },
+                  headers: { ...shape.headers, ...freshHeaders(shape) },
                 }),
               }),
         },
@@ -559,15 +619,18 @@ const readMachine = machineCpuReader();
 async function measure(c: Contender, shape: RequestShape, seconds: number, setup?: PgSetup): Promise<Sample> {
   const machineBefore = readMachine?.();
   const loaderBefore = process.cpuUsage();
+  const childrenBefore = childrenCpuMicros(TICKS);
   const sample = await measureAlone(c, shape, seconds, setup);
   const loader = process.cpuUsage(loaderBefore);
+  // wrk's CPU: a child's, counted once it has exited (0 for autocannon, which runs in this process).
+  const children = wrkBin === undefined ? 0 : childrenCpuMicros(TICKS) - childrenBefore;
   const machine = machineBefore === undefined ? undefined : machineCpuSince(machineBefore, readMachine!());
   const n = Math.max(1, sample.total);
   return {
     ...sample,
     machineCpuPerRequest: machine === undefined ? Number.NaN : machine.busy / n,
     machineBusy: machine?.share ?? Number.NaN,
-    loaderCpuPerRequest: c.pgbench === undefined ? (loader.user + loader.system) / n : Number.NaN,
+    loaderCpuPerRequest: c.pgbench === undefined ? (loader.user + loader.system + children) / n : Number.NaN,
   };
 }
 
@@ -922,7 +985,7 @@ async function runTable(names: string[], setup: PgSetup | undefined, skipped: st
   }
   console.log(
     "\nThe whole machine during the runs (every process on it and the kernel, from /proc/stat; medians of " +
-      "the rounds): the load generator's CPU (autocannon, in this process; pgbench's client is counted in the " +
+      `the rounds): the load generator's CPU (${wrkBin === undefined ? "autocannon, in this process" : "wrk, a child of this process, with this process's own"}; pgbench's client is counted in the ` +
       "machine's only), the machine's busy CPU per request (per transaction for pgbench), and how busy its " +
       `${cpus().length} cores were. At 100 % busy, req/s is at most cores x 1,000,000 / machine CPU µs/req.\n`,
   );
@@ -965,7 +1028,9 @@ function header(setup?: PgSetup): void {
   const cpu = cpus();
   console.log(
     `machine: ${cpu[0]?.model ?? "?"} x ${cpu.length} cores; node ${process.version}; ` +
-      `autocannon ${settings.connections} connections, pipelining ${settings.pipelining}; ` +
+      (wrkBin === undefined
+        ? `autocannon ${settings.connections} connections, pipelining ${settings.pipelining}; `
+        : `wrk (${wrkVersion()}) ${settings.connections} connections, ${Math.min(cpus().length, settings.connections)} threads; `) +
       `${settings.rounds} alternating rounds x ${settings.duration} s after ${settings.warmup} s warm-up; ` +
       `medians of the rounds; each "x bare" is the median of the rounds' ratios to the bare server's run in the same round (req/s: lowest–highest round in brackets); our server: \`partner-yield serve\` (JSON request log to /dev/null unless --log none, ` +
       `limiter on with --rate-limit-quota 1000000000), in-memory stores with their bounds lifted` +
@@ -1180,6 +1245,14 @@ async function connectPgSetup(
 }
 
 async function main(): Promise<void> {
+  if (loaderName === "wrk") {
+    wrkBin = findWrk();
+    if (wrkBin === undefined) {
+      process.stderr.write(`bench:http: --loader wrk: wrk not found. ${WRK_INSTALL_HINT}\n`);
+      process.exitCode = 1;
+      return;
+    }
+  }
   const tableRun = flags.scaling === undefined && flags.rss !== true;
   let names = SCENARIOS;
   const skipped: string[] = [];
