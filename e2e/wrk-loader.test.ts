@@ -1,16 +1,28 @@
 /**
- * `bench:http --loader wrk`: the Lua script bench/http/wrk.ts writes makes wrk send the request
- * byte for byte (quotes, backslashes, control characters and UTF-8 in the body and headers), a new
- * value of the fresh header on every request, and its result line counts what wrk saw. wrk is a
- * Debian package (`apt-get install wrk`): without it these tests say so and skip, except under
- * CI=true, where .ci/run installs it and they fail instead.
+ * The wrk loader of `bench:http --loader wrk` (bench/http/wrk.ts): the Lua script it writes makes
+ * wrk send the request byte for byte (quotes, backslashes, control characters, NUL and UTF-8 in the
+ * body; quotes, backslashes and a tab in a header), a new value of the fresh header on every
+ * request, and its result line counts what wrk saw; the children's CPU is read from
+ * /proc/self/stat. wrk is a Debian package (`apt-get install wrk`): without it the runs say so and
+ * skip, except under CI=true, where .ci/run installs it and they fail instead. The bench's own
+ * `--loader` runs are in http-bench.test.ts (one file, so no two runs build the bench at once).
  */
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
-import { findWrk, luaString, parseResult, runWrk, WRK_INSTALL_HINT, wrkScript } from "../bench/http/wrk.js";
-import { runBench } from "./support/processes.js";
+import {
+  childrenCpuMicros,
+  childrenCpuOf,
+  findWrk,
+  luaString,
+  parseResult,
+  runWrk,
+  threadsFor,
+  WRK_INSTALL_HINT,
+  wrkScript,
+} from "../bench/http/wrk.js";
 
 interface Seen {
   readonly method: string;
@@ -76,13 +88,15 @@ describe("runWrk", () => {
 
   test("a POST with a fresh header: every request byte for byte, each with a value of its own", async (t) => {
     if (skipWithoutWrk(t)) return;
-    const body = JSON.stringify({ note: 'quote " backslash \\ tab \t newline \n café ₿', n: 1.1 });
+    // Raw bytes, not JSON: every kind of byte the escaping must carry, a digit after each escape.
+    const body = 'a"b\\c\t1\n2\r3\u00004é5₿6\u007f7\u001b8 end';
     const request = {
       method: "POST" as const,
       path: "/api/partner/webhooks/inbound?x=1",
       headers: {
         "content-type": "application/json",
         "x-partner-signature": 'sha256=ab"c\\d',
+        "x-tab": "a\tb",
         "x-api-key": "ypk_test_key",
       },
       body,
@@ -103,10 +117,11 @@ describe("runWrk", () => {
     for (const s of seen) {
       assert.equal(s.method, "POST");
       assert.equal(s.url, request.path);
-      assert.equal(s.body.toString("utf8"), body);
+      assert.deepEqual(s.body, Buffer.from(body, "utf8"));
       assert.equal(s.headers["content-length"], String(Buffer.byteLength(body)));
       assert.equal(s.headers["content-type"], "application/json");
       assert.equal(s.headers["x-partner-signature"], 'sha256=ab"c\\d');
+      assert.equal(s.headers["x-tab"], "a\tb");
       assert.equal(s.headers["x-api-key"], "ypk_test_key");
       const key = s.headers["idempotency-key"];
       assert.ok(typeof key === "string" && /^tag-one-[12]-\d+$/.test(key), `fresh header ${key}`);
@@ -146,53 +161,38 @@ describe("runWrk", () => {
   });
 });
 
-describe("bench:http --loader", () => {
-  test("a loader other than autocannon or wrk, or wrk with pipelining, is a usage error", async () => {
-    const bad = await runBench("bench/http/run.ts", ["--loader", "ab"], 60_000);
-    assert.equal(bad.code, 2);
-    assert.equal(bad.stderr, 'bench:http: --loader must be autocannon or wrk (got "ab"); see --help\n');
-    const piped = await runBench("bench/http/run.ts", ["--loader", "wrk", "--pipelining", "2"], 60_000);
-    assert.equal(piped.code, 2);
-    assert.equal(
-      piped.stderr,
-      "bench:http: --pipelining is autocannon's: it does not go with --loader wrk; see --help\n",
-    );
+describe("threadsFor", () => {
+  test("the most threads up to the cores that divide the connections", () => {
+    assert.equal(threadsFor(50, 2), 2);
+    assert.equal(threadsFor(5, 2), 1);
+    assert.equal(threadsFor(1, 8), 1);
+    assert.equal(threadsFor(12, 8), 6);
+  });
+});
+
+describe("childrenCpuOf / childrenCpuMicros", () => {
+  test("cutime + cstime (fields 16 and 17) after the command's last parenthesis, in µs", () => {
+    // pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime ...
+    const line = "4242 (a) (b) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18\n";
+    // Field 4 (ppid) is 1, so field 16 (cutime) is 13 and field 17 (cstime) 14: 27 ticks at 100 a
+    // second, 270,000 µs.
+    assert.equal(childrenCpuOf(line, 100), 270_000);
+    assert.ok(Number.isNaN(childrenCpuOf("4242 (a) S 1 2", 100)));
   });
 
-  test("one short round of the signed POST in memory with wrk: every server answers every request with a 2xx, and wrk's CPU is measured", async (t) => {
-    if (skipWithoutWrk(t)) return;
-    const run = await runBench(
-      "bench/http/run.ts",
-      [
-        "--scenarios",
-        "post",
-        "--loader",
-        "wrk",
-        "--rounds",
-        "1",
-        "--duration",
-        "1",
-        "--warmup",
-        "1",
-        "--connections",
-        "4",
-        "--port-base",
-        "23500",
-      ],
-      120_000,
-    );
-    assert.equal(run.code, 0, run.stderr);
-    assert.match(run.stdout, /wrk \([^)]+\) 4 connections, \d+ threads/);
-    for (const server of ["bare node:http", "partner-yield"]) {
-      const cells = run.stdout
-        .split("\n")
-        .map((line) => line.split("|").map((cell) => cell.trim()))
-        .filter((c) => c[1] === "post" && c[2] === server);
-      assert.ok(cells.length >= 2, `a row for ${server} in both tables:\n${run.stdout}`);
-      const [table, machine] = cells as [string[], string[]];
-      assert.ok(Number(table[3]) > 0, `${server} answered: ${table.join(" | ")}`);
-      assert.equal(table.at(-2), "0", `${server}: no non-2xx answer or error`);
-      assert.ok(Number(machine[4]) > 0, `${server}: wrk's CPU a request measured: ${machine.join(" | ")}`);
+  test("a finished busy child's CPU is counted", (t) => {
+    const ticks = Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout.trim()) || 100;
+    const start = childrenCpuMicros(ticks);
+    if (Number.isNaN(start)) {
+      t.skip("no /proc/self/stat on this machine");
+      return;
     }
+    // The child spins until it has used 300 ms of CPU itself, however busy the machine is.
+    const spin =
+      "const s = process.cpuUsage(); for (;;) { const u = process.cpuUsage(s); if (u.user + u.system >= 300000) break; }";
+    const child = spawnSync(process.execPath, ["-e", spin]);
+    assert.equal(child.status, 0);
+    const spent = childrenCpuMicros(ticks) - start;
+    assert.ok(spent >= 250_000, `a child that used 300 ms of CPU counted ${spent} µs`);
   });
 });

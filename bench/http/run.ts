@@ -41,7 +41,7 @@ import {
 } from "./pgbench.js";
 import { productFixtures } from "./scaling-fixtures.js";
 import type { CapturedResponse, ServerSpec } from "./servers/common.js";
-import { childrenCpuMicros, findWrk, runWrk, WRK_INSTALL_HINT } from "./wrk.js";
+import { childrenCpuMicros, findWrk, runWrk, threadsFor, WRK_INSTALL_HINT } from "./wrk.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const HERE = fileURLToPath(new URL("./", import.meta.url));
@@ -80,10 +80,13 @@ of all cores per request, how busy they were) and the load generator's own CPU p
   --connections n     the load generator's connections (default 50)
   --pipelining n      requests in flight per connection (default 1; autocannon only)
   --loader name       autocannon (default: in this process, JavaScript) or wrk (Debian's wrk, C,
-                      a child process with one thread per core; WRK or PATH): the load generator
-                      of every run. pgbench, the POST's yardstick, drives PostgreSQL from a C
-                      client; with wrk the POST's client is as light as pgbench's, where
-                      autocannon's takes a large share of a 2-core machine
+                      a child process, as many threads as cores that divide the connections
+                      evenly; WRK or PATH): the load generator of every run. pgbench, the POST's
+                      yardstick, drives PostgreSQL from a C client; with wrk the POST's client is
+                      as light as pgbench's, where autocannon's takes a large share of a 2-core
+                      machine. wrk's p50/p99 come from its own histogram (every answer, with its
+                      correction for coordinated omission), autocannon's are exact over the 2xx
+                      answers: compare p99 within one loader. wrk counts statuses >= 400 as bad
   --quick             2 rounds x 3 s, 1 s warm-up
   --profile dir       our server runs with --cpu-prof, profiles written to dir (see profile-summary.ts)
   --rss               instead of the table: RSS of our server over a sustained GET product load,
@@ -151,6 +154,8 @@ if (loaderName === "wrk" && settings.pipelining !== 1) {
 }
 /** With --loader wrk, the wrk to run (found in main, before anything starts); else undefined. */
 let wrkBin: string | undefined;
+/** wrk's threads: each opens connections / threads of them, so a number that divides them. */
+const wrkThreads = threadsFor(settings.connections, cpus().length);
 /** Clock ticks a second, for the children's CPU in /proc/self/stat. */
 const TICKS = clockTicks();
 
@@ -442,7 +447,7 @@ async function capture(server: ServerChild, shape: RequestShape): Promise<Captur
 
 // ---- load ----------------------------------------------------------------------------------
 
-/** One load run, as the server and autocannon saw it. */
+/** One load run, as the server and the load generator saw it. */
 interface RunSample {
   /** Requests answered in the run. */
   readonly total: number;
@@ -463,7 +468,10 @@ interface Sample extends RunSample {
   readonly machineCpuPerRequest: number;
   /** The share of the cores' time they were busy during the run, 0-1. */
   readonly machineBusy: number;
-  /** This process's CPU per request: autocannon's (NaN for a pgbench run, whose client is a child). */
+  /**
+   * The load generator's CPU per request: this process's (autocannon's) plus its finished children's
+   * (wrk's); NaN for a pgbench run, whose client's CPU only the machine's holds.
+   */
   readonly loaderCpuPerRequest: number;
 }
 
@@ -518,7 +526,7 @@ async function load(server: ServerChild, shape: RequestShape, seconds: number): 
 async function loadWithWrk(server: ServerChild, shape: RequestShape, seconds: number): Promise<RunSample> {
   const before = await server.stats();
   const tag = `bench-${runTag}-w${(wrkRuns++).toString(36)}`;
-  const r = await runWrk(wrkBin!, server.port, shape, settings.connections, cpus().length, seconds, tag);
+  const r = await runWrk(wrkBin!, server.port, shape, settings.connections, wrkThreads, seconds, tag);
   const after = await server.stats();
   return {
     total: r.total,
@@ -585,7 +593,7 @@ async function loadWithAutocannon(
 
 interface Contender {
   readonly label: string;
-  /** The server loaded with autocannon; undefined for a pgbench row. */
+  /** The server loaded with autocannon or wrk; undefined for a pgbench row. */
   readonly server?: ServerChild;
   /** A pgbench row: this workload run on the bench database instead of an HTTP load. */
   readonly pgbench?: PgbenchWorkload;
@@ -634,7 +642,7 @@ async function measure(c: Contender, shape: RequestShape, seconds: number, setup
   };
 }
 
-/** One measured run of a contender: an autocannon load of its server, or a pgbench run. */
+/** One measured run of a contender: a load of its server, or a pgbench run. */
 async function measureAlone(
   c: Contender,
   shape: RequestShape,
@@ -1030,7 +1038,7 @@ function header(setup?: PgSetup): void {
     `machine: ${cpu[0]?.model ?? "?"} x ${cpu.length} cores; node ${process.version}; ` +
       (wrkBin === undefined
         ? `autocannon ${settings.connections} connections, pipelining ${settings.pipelining}; `
-        : `wrk (${wrkVersion()}) ${settings.connections} connections, ${Math.min(cpus().length, settings.connections)} threads; `) +
+        : `wrk (${wrkVersion()}) ${settings.connections} connections, ${wrkThreads} threads; `) +
       `${settings.rounds} alternating rounds x ${settings.duration} s after ${settings.warmup} s warm-up; ` +
       `medians of the rounds; each "x bare" is the median of the rounds' ratios to the bare server's run in the same round (req/s: lowest–highest round in brackets); our server: \`partner-yield serve\` (JSON request log to /dev/null unless --log none, ` +
       `limiter on with --rate-limit-quota 1000000000), in-memory stores with their bounds lifted` +

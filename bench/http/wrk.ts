@@ -123,9 +123,20 @@ export function wrkScript(request: WrkRequest): string {
 }
 
 /**
- * Loads `http://127.0.0.1:<port>` with `request` for `seconds` over `connections` connections
- * (threads: at most `threads`, never more than the connections). `tag` makes the fresh header's
- * values unique: give each run its own.
+ * wrk's threads for `connections` on `cores`: the most, at most `cores`, that divide the
+ * connections evenly (wrk opens connections / threads on each, rounded down).
+ * @example threadsFor(50, 2) // 2; threadsFor(5, 2) // 1
+ */
+export function threadsFor(connections: number, cores: number): number {
+  let threads = Math.max(1, Math.min(cores, connections));
+  while (connections % threads !== 0) threads--;
+  return threads;
+}
+
+/**
+ * Loads `http://127.0.0.1:<port>` with `request` for `seconds` over `connections` connections on
+ * `threads` threads (see `threadsFor`). `tag` makes the fresh header's values unique: give each
+ * run its own.
  * @throws WrkError when wrk exits non-zero or prints no result line.
  * @example const r = await runWrk("wrk", 8787, { method: "GET", path: "/healthz", headers: {} }, 50, 2, 6, "r1");
  */
@@ -144,7 +155,7 @@ export async function runWrk(
     writeFileSync(script, wrkScript(request));
     const args = [
       `--connections=${connections}`,
-      `--threads=${Math.max(1, Math.min(threads, connections))}`,
+      `--threads=${threads}`,
       `--duration=${seconds}s`,
       `--script=${script}`,
       `http://127.0.0.1:${port}${request.path}`,
@@ -189,12 +200,20 @@ export function parseResult(stdout: string): WrkResult {
  * /proc/self/stat): a finished wrk's time is in it. NaN off Linux.
  */
 export function childrenCpuMicros(ticksPerSecond: number): number {
+  let stat: string;
   try {
-    const stat = readFileSync("/proc/self/stat", "utf8");
-    // The fields after the command's closing parenthesis: state is field 3, cutime 16, cstime 17.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return ((Number(fields[13]) + Number(fields[14])) * 1_000_000) / ticksPerSecond;
+    stat = readFileSync("/proc/self/stat", "utf8");
   } catch {
     return Number.NaN;
   }
+  return childrenCpuOf(stat, ticksPerSecond);
+}
+
+/** `cutime` + `cstime` of a /proc/PID/stat line, µs; NaN when the line does not hold them. */
+export function childrenCpuOf(stat: string, ticksPerSecond: number): number {
+  // The fields after the command's closing parenthesis (the command may hold one): state is
+  // field 3, cutime 16, cstime 17.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  if (fields.length <= 14) return Number.NaN;
+  return ((Number(fields[13]) + Number(fields[14])) * 1_000_000) / ticksPerSecond;
 }

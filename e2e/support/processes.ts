@@ -58,12 +58,13 @@ export function exited(child: ChildProcess): Promise<{ code: number | null; sign
 
 /**
  * Runs a bench script of the repository from source (tsx) with `args`, at most `timeoutMs`;
- * resolves with its exit code and output.
+ * resolves with its exit code and output. `env` is added to this process's environment.
  */
 export function runBench(
   script: string,
   args: string[],
   timeoutMs = 90_000,
+  env: Readonly<Record<string, string>> = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
@@ -73,7 +74,7 @@ export function runBench(
         cwd: ROOT,
         timeout: timeoutMs,
         maxBuffer: 4 * 1024 * 1024,
-        env: { ...process.env, NODE_OPTIONS: "" },
+        env: { ...process.env, NODE_OPTIONS: "", ...env },
       },
       (error, stdout, stderr) =>
         resolve({ code: error === null ? 0 : (error.code as number | null), stdout, stderr }),
