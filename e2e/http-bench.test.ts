@@ -26,6 +26,9 @@ function runHttpBench(args: string[]) {
   return runBench("bench/http/run.ts", args, 120_000);
 }
 
+/** The flags of the shortest table run: one round of 1 s after 1 s of warm-up, 4 connections. */
+const SHORT_ROUND = ["--rounds", "1", "--duration", "1", "--warmup", "1", "--connections", "4"];
+
 /** Runs `bench/propagation.ts` with `args` (flags only here: it stops before any build). */
 function runPropagation(args: string[]) {
   return runBench("bench/propagation.ts", args, 60_000);
@@ -96,14 +99,7 @@ describe("bench:http", () => {
     const run = await runHttpBench([
       "--scenarios",
       "healthz",
-      "--rounds",
-      "1",
-      "--duration",
-      "1",
-      "--warmup",
-      "1",
-      "--connections",
-      "4",
+      ...SHORT_ROUND,
       "--calibrate",
       "5,50",
       "--batched-bare",
@@ -176,14 +172,7 @@ describe("bench:http --loader", () => {
       "post",
       "--loader",
       "wrk",
-      "--rounds",
-      "1",
-      "--duration",
-      "1",
-      "--warmup",
-      "1",
-      "--connections",
-      "4",
+      ...SHORT_ROUND,
       "--port-base",
       "23500",
     ]);
