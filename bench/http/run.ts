@@ -529,15 +529,26 @@ async function loadWithWrk(server: ServerChild, shape: RequestShape, seconds: nu
   const r = await runWrk(wrkBin!, server.port, shape, settings.connections, wrkThreads, seconds, tag);
   const after = await server.stats();
   return {
-    total: r.total,
+    ...serverSide(before, after, r.total),
     reqPerSec: r.total / r.seconds,
     p50: r.p50,
     p99: r.p99,
-    cpuPerRequest: (after.cpuMicros - before.cpuMicros) / Math.max(1, r.total),
+    bad: r.bad,
+  };
+}
+
+/** What the server's stats say of a run that answered `total` requests. */
+function serverSide(
+  before: Stats,
+  after: Stats,
+  total: number,
+): Pick<RunSample, "total" | "cpuPerRequest" | "rss" | "rssLow" | "rssHigh"> {
+  return {
+    total,
+    cpuPerRequest: (after.cpuMicros - before.cpuMicros) / Math.max(1, total),
     rss: after.rss,
     rssLow: after.rssLow ?? after.rss,
     rssHigh: Math.max(after.rssHigh, after.rss),
-    bad: r.bad,
   };
 }
 
@@ -577,14 +588,10 @@ async function loadWithAutocannon(
   const total = result.requests.total;
   const [p50, p99] = latencies.percentiles(50, 99);
   return {
-    total,
+    ...serverSide(before, after, total),
     reqPerSec: total / seconds,
     p50: p50!,
     p99: p99!,
-    cpuPerRequest: (after.cpuMicros - before.cpuMicros) / Math.max(1, total),
-    rss: after.rss,
-    rssLow: after.rssLow ?? after.rss,
-    rssHigh: Math.max(after.rssHigh, after.rss),
     bad: result.non2xx + result.errors + result.timeouts,
   };
 }
@@ -627,10 +634,10 @@ const readMachine = machineCpuReader();
 async function measure(c: Contender, shape: RequestShape, seconds: number, setup?: PgSetup): Promise<Sample> {
   const machineBefore = readMachine?.();
   const loaderBefore = process.cpuUsage();
-  const childrenBefore = childrenCpuMicros(TICKS);
+  // wrk's CPU: a child's, counted once it has exited (none for autocannon, in this process).
+  const childrenBefore = wrkBin === undefined ? 0 : childrenCpuMicros(TICKS);
   const sample = await measureAlone(c, shape, seconds, setup);
   const loader = process.cpuUsage(loaderBefore);
-  // wrk's CPU: a child's, counted once it has exited (0 for autocannon, which runs in this process).
   const children = wrkBin === undefined ? 0 : childrenCpuMicros(TICKS) - childrenBefore;
   const machine = machineBefore === undefined ? undefined : machineCpuSince(machineBefore, readMachine!());
   const n = Math.max(1, sample.total);
