@@ -5,10 +5,16 @@
  * docs/performance.md. The PostgreSQL scenarios and `pnpm bench:propagation` are checked here only
  * for their flags: their shortest run (a database migrated and filled by the built CLI, four
  * contenders warmed and loaded) takes well over the few seconds a test of the suite may; the pgbench
- * yardsticks of those runs are checked for the settings their sessions run with.
+ * yardsticks of those runs are checked for the settings their sessions run with, and the durable
+ * bare server of `--durable-bare` on its own (each answer only after its body's commit).
  */
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { createRequire } from "node:module";
+import { createServer } from "node:net";
+import { join } from "node:path";
 import { describe, test } from "node:test";
+import { setTimeout as delay } from "node:timers/promises";
 import {
   findPgbench,
   insertWithoutFlush,
@@ -19,7 +25,7 @@ import {
 import { findWrk, WRK_INSTALL_HINT } from "../bench/http/wrk.js";
 import { gate } from "../packages/node-adapter/src/testing/index.js";
 import { postgresReachable, testDatabase } from "../packages/store-postgres/src/testing/index.js";
-import { runBench } from "./support/processes.js";
+import { exited, ROOT, runBench } from "./support/processes.js";
 
 /** Runs `bench/http/run.ts` with `args` (it builds the server first: up to 2 minutes). */
 function runHttpBench(args: string[]) {
@@ -300,6 +306,109 @@ yardstickServices.describe("bench:http's pgbench yardsticks", () => {
         { workload: "insert-no-flush", setting: "off" },
       ]);
       assert.notEqual(serverSetting, "off", "the test database commits durably, as the bench's does");
+    },
+  );
+});
+
+describe("bench:http --durable-bare", () => {
+  test("--help says what it runs; without post-pg, or with --rss, it is a usage error", async () => {
+    const help = await runHttpBench(["--help"]);
+    assert.equal(help.code, 0);
+    assert.match(
+      help.stdout,
+      /--durable-bare\s+with post-pg: also run the bare server committing each POST's body/,
+    );
+    for (const [args, message] of [
+      [
+        ["--scenarios", "post", "--durable-bare"],
+        /--durable-bare adds a row to post-pg's rounds: name post-pg/,
+      ],
+      [
+        ["--scenarios", "post-pg", "--durable-bare", "--rss"],
+        /--durable-bare adds a row to the table: it does not go with --rss/,
+      ],
+      [
+        ["--scenarios", "post-pg", "--durable-bare", "--scaling", "events"],
+        /it does not go with --rss or --scaling/,
+      ],
+    ] as const) {
+      const result = await runHttpBench([...args]);
+      assert.equal(result.code, 2, `${args.join(" ")}: ${result.stderr}`);
+      assert.match(result.stderr, message);
+    }
+  });
+});
+
+const durableServices = gate({ PostgreSQL: await postgresReachable() });
+
+/** A port free on the loopback address a moment ago. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+durableServices.describe("the durable bare server (bench:http --durable-bare)", () => {
+  durableServices.test(
+    "answers each POST with the captured answer only once its body is committed, and with a 503 when the insert fails",
+    async () => {
+      const database = await testDatabase("durable_bare", { migrated: false });
+      const port = await freePort();
+      const response = { status: 200, headers: { "content-type": "application/json" }, body: '{"ok":true}' };
+      const spec = {
+        port,
+        response,
+        readsBody: true,
+        apiKey: "unused",
+        durable: {
+          databaseUrl: database.url,
+          pgModule: createRequire(join(ROOT, "packages", "store-postgres", "package.json")).resolve("pg"),
+        },
+      };
+      const child = spawn(process.execPath, ["--import", "tsx", "bench/http/servers/bare.ts"], {
+        cwd: ROOT,
+        env: { ...process.env, NODE_OPTIONS: "", BENCH_SPEC: JSON.stringify(spec) },
+        stdio: ["ignore", "ignore", "inherit"],
+      });
+      const url = `http://127.0.0.1:${port}`;
+      try {
+        for (let ready = false, tries = 0; !ready; tries++) {
+          assert.ok(tries < 150 && child.exitCode === null, "the durable bare server did not start");
+          ready = await fetch(`${url}/`).then(
+            (r) => r.text().then(() => true),
+            () => delay(200).then(() => false),
+          );
+        }
+        const bodiesIn = async (bodies: readonly string[]) =>
+          (
+            await database.pool.query<{ n: number }>(
+              "select count(*)::int as n from bench_bare_insert where body = any($1::text[])",
+              [bodies],
+            )
+          ).rows[0]!.n;
+        // 40 at once: they share statements; each is in the table when its answer arrives.
+        const bodies = Array.from({ length: 40 }, (_, i) => JSON.stringify({ n: i, blob: '\u00e9"\\,{}' }));
+        await Promise.all(
+          bodies.map(async (body) => {
+            const res = await fetch(`${url}/api/partner/webhooks/inbound`, { method: "POST", body });
+            assert.equal(res.status, 200);
+            assert.equal(await res.text(), response.body);
+            assert.equal(await bodiesIn([body]), 1, `${body} committed before its answer`);
+          }),
+        );
+        assert.equal(await bodiesIn(bodies), 40);
+        assert.equal((await database.pool.query("select 1 from bench_bare_insert")).rowCount, 40);
+        // The insert fails (its table is gone): a 503, not an answer that claims the body is kept.
+        await database.pool.query("drop table bench_bare_insert");
+        const refused = await fetch(`${url}/api/partner/webhooks/inbound`, { method: "POST", body: "{}" });
+        assert.equal(refused.status, 503);
+        await refused.text();
+      } finally {
+        child.kill("SIGTERM");
+        await exited(child);
+      }
     },
   );
 });

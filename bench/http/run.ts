@@ -11,6 +11,7 @@
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { cpus } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -106,6 +107,11 @@ of all cores per request, how busy they were) and the load generator's own CPU p
   --batched-bare      also run the bare server answering the requests of each event-loop turn
                       together after that turn's reads (setImmediate), as our listener hands them
                       to the core: how much of our gain from that is node's own
+  --durable-bare      with post-pg: also run the bare server committing each POST's body to
+                      PostgreSQL before it answers (a table like pgbench's insert's, group commit
+                      as our event store does it: one multi-row insert in flight, at most 64
+                      bodies), in post-pg's rounds: how close a node:http server on pg comes to
+                      pgbench's insert when it does nothing else (no target)
   --port-base n       first port to use (default 21100)
 `;
 
@@ -126,6 +132,7 @@ const flags = parseFlags("bench:http", HELP, {
   "rss-seconds": { type: "string" },
   calibrate: { type: "string" },
   "batched-bare": { type: "boolean" },
+  "durable-bare": { type: "boolean" },
   "pgbench-clients": { type: "string" },
   loader: { type: "string" },
 });
@@ -257,6 +264,15 @@ if (calibration.length > 0 && (flags.scaling !== undefined || flags.rss === true
 }
 if (flags["batched-bare"] === true && (flags.scaling !== undefined || flags.rss === true)) {
   usageError("bench:http", "--batched-bare adds a row to the table: it does not go with --rss or --scaling");
+}
+if (flags["durable-bare"] === true && (flags.scaling !== undefined || flags.rss === true)) {
+  usageError("bench:http", "--durable-bare adds a row to the table: it does not go with --rss or --scaling");
+}
+if (flags["durable-bare"] === true && !SCENARIOS.includes("post-pg")) {
+  usageError(
+    "bench:http",
+    "--durable-bare adds a row to post-pg's rounds: name post-pg (or pg) in --scenarios",
+  );
 }
 
 // ---- servers -------------------------------------------------------------------------------
@@ -756,6 +772,18 @@ async function startGroup(
   for (const yardstick of yardsticks) {
     contenders.push({ label: yardstick.label, scenario: "pgbench", pg: true, pgbench: yardstick });
   }
+  const postPg = parsed.find((p) => p.pg && p.request === "post");
+  if (flags["durable-bare"] === true && postPg !== undefined) {
+    contenders.push({
+      label: DURABLE_BARE,
+      scenario: postPg.name,
+      pg: true,
+      server: startComparison("bare-durable", "bare.ts", {
+        ...spec,
+        durable: { databaseUrl: setup!.database.url, pgModule: PG_MODULE },
+      }),
+    });
+  }
   if (flags["batched-bare"] === true) {
     contenders.push({
       label: "bare node:http, batched",
@@ -803,6 +831,11 @@ const GET_P99_TARGET = 2;
 const GET_CPU_TARGET = 2;
 /** The signed POST on PostgreSQL: at least this times pgbench's single-row insert rate. */
 const POST_PGBENCH_TARGET = 0.5;
+
+/** The `--durable-bare` row's server. */
+const DURABLE_BARE = "bare node:http + PostgreSQL group commit";
+/** The `pg` module the durable bare server loads: store-postgres's own. */
+const PG_MODULE = createRequire(join(ROOT, "packages", "store-postgres", "package.json")).resolve("pg");
 
 /**
  * The pgbench yardsticks of each group: the key lookup in the first group with a GET on
@@ -961,6 +994,18 @@ async function runTable(names: string[], setup: PgSetup | undefined, skipped: st
             );
           }
           row("req/s x in memory", spread(ratios(c, twin, (x) => x.reqPerSec)), "–", "no target");
+          const durable = contenders.find((x) => x.label === DURABLE_BARE);
+          if (durable !== undefined) {
+            row(`req/s x ${DURABLE_BARE}`, spread(ratios(c, durable, (x) => x.reqPerSec)), "–", "no target");
+            if (insert !== undefined) {
+              row(
+                `${DURABLE_BARE}: req/s x pgbench single-row insert`,
+                spread(ratios(durable, insert, (x) => x.reqPerSec)),
+                "–",
+                "no target",
+              );
+            }
+          }
           if (insert !== undefined && readMachine !== undefined) {
             row(
               "machine CPU µs/req x pgbench's per transaction",

@@ -8,11 +8,14 @@
  * answer: what a given amount of handler CPU costs in req/s on this machine. With `batched` (the
  * runner's `--batched-bare`), the requests read in one turn of the event loop are answered
  * together after that turn's reads (`setImmediate`), each after one promise hop, as our listener
- * hands them to the core and answers when the handler's promise settles.
+ * hands them to the core and answers when the handler's promise settles. With `durable` (the
+ * runner's `--durable-bare`), each POST is answered only once its body is committed to
+ * PostgreSQL (durable-bodies.ts), or with a 503 when the insert fails.
  * @module
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { exitOnSigterm, rateLimitHeader, readSpec, requestIds } from "./common.js";
+import { durableBodies } from "./durable-bodies.js";
 
 const spec = readSpec();
 const { status, body } = spec.response;
@@ -21,6 +24,7 @@ const nextId = requestIds();
 const nextRateLimit = rateLimitHeader(ratelimit);
 const length = Buffer.byteLength(body);
 const workMs = (spec.workMicros ?? 0) / 1000;
+const commit = spec.durable === undefined ? undefined : await durableBodies(spec.durable);
 
 /** Busy work of `workMs` milliseconds: the clock is read in a loop, nothing is allocated. */
 function work(): void {
@@ -57,8 +61,16 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
   const chunks: Buffer[] = [];
   req.on("data", (chunk: Buffer) => chunks.push(chunk));
   req.on("end", () => {
-    JSON.parse(Buffer.concat(chunks).toString("utf8"));
-    answer(res);
+    const text = Buffer.concat(chunks).toString("utf8");
+    JSON.parse(text);
+    if (commit === undefined) {
+      answer(res);
+      return;
+    }
+    commit(text).then(
+      () => answer(res),
+      () => res.writeHead(503, { "content-length": 0 }).end(),
+    );
   });
 }
 

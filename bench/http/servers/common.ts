@@ -30,6 +30,19 @@ export interface ServerSpec {
    * the event loop together, after that turn's reads, as our listener hands them to the core.
    */
   readonly batched?: boolean;
+  /**
+   * The bare server only (the runner's `--durable-bare`): each POST's body is committed to
+   * PostgreSQL before its answer, in a table like pgbench's insert's, with group commit as our
+   * event store does it (one multi-row insert in flight).
+   */
+  readonly durable?: DurableSpec;
+}
+
+/** Where the durable bare server commits the bodies. */
+export interface DurableSpec {
+  readonly databaseUrl: string;
+  /** The absolute path of the `pg` module to load (store-postgres's own). */
+  readonly pgModule: string;
 }
 
 export function readSpec(): ServerSpec {
