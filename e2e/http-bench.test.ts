@@ -16,6 +16,7 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import { setTimeout as delay } from "node:timers/promises";
 import {
+  eventInsert,
   findPgbench,
   insertWithoutFlush,
   PGBENCH_INSTALL_HINT,
@@ -23,7 +24,9 @@ import {
   singleInsert,
 } from "../bench/http/pgbench.js";
 import { findWrk, WRK_INSTALL_HINT } from "../bench/http/wrk.js";
-import { gate } from "../packages/node-adapter/src/testing/index.js";
+import { DEMO_CREDENTIALS } from "../packages/core/src/demo/index.js";
+import { gate, loadSandbox } from "../packages/node-adapter/src/testing/index.js";
+import { dataSetOf, importData } from "../packages/store-postgres/src/index.js";
 import { postgresReachable, testDatabase } from "../packages/store-postgres/src/testing/index.js";
 import { exited, ROOT, runBench } from "./support/processes.js";
 
@@ -306,6 +309,43 @@ yardstickServices.describe("bench:http's pgbench yardsticks", () => {
         { workload: "insert-no-flush", setting: "off" },
       ]);
       assert.notEqual(serverSetting, "off", "the test database commits durably, as the bench's does");
+    },
+  );
+
+  yardstickServices.test(
+    "our event row, one a transaction: every transaction stores the body as the event store does, with its data as jsonb; without the demo's credentials nothing is stored",
+    async () => {
+      const body = JSON.stringify({
+        event_type: "partner.user.created",
+        occurred_at: "2026-11-20T10:15:00Z",
+        data: { amount: 1.1, note: 'a "quoted", comma\'d é', nested: { n: [1, 2] } },
+      });
+      const workload = eventInsert(2, body, DEMO_CREDENTIALS.sandboxApiKey, DEMO_CREDENTIALS.signingSecret);
+      const database = await testDatabase("pgbench_event_row");
+      // Before the fixtures: the key and the secret are unknown, each call is refused.
+      const refused = await runPgbench(pgbench!, database.url, workload, 2, 1);
+      assert.ok(refused.total > 0 && refused.failed === 0, JSON.stringify(refused));
+      assert.equal((await database.pool.query("select 1 from events")).rowCount, 0);
+
+      await importData(database.pool, dataSetOf(loadSandbox()));
+      const result = await runPgbench(pgbench!, database.url, workload, 2, 1);
+      assert.ok(result.total > 0 && result.failed === 0, JSON.stringify(result));
+      const rows = await database.pool.query<{ n: number; same: boolean; keys: number }>(
+        `select count(*)::int as n, count(distinct idempotency_key)::int as keys,
+           bool_and(partner_id = 'northwind' and environment = 'sandbox' and raw_body = $1
+             and event_type = 'partner.user.created' and occurred_at = '2026-11-20T10:15:00Z'
+             and data = ($1::jsonb -> 'data') and data::text = '{"note": "a \\"quoted\\", comma''d é", "amount": 1.1, "nested": {"n": [1, 2]}}'
+             and idempotency_key like 'pgbench-%') as same
+         from events`,
+        [body],
+      );
+      // Every completed transaction stored its event (a repeated random key would be skipped).
+      assert.ok(
+        rows.rows[0]!.n >= result.total - 1 && rows.rows[0]!.n <= result.total,
+        JSON.stringify(rows.rows),
+      );
+      assert.equal(rows.rows[0]!.keys, rows.rows[0]!.n);
+      assert.equal(rows.rows[0]!.same, true);
     },
   );
 });

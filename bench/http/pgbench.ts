@@ -47,7 +47,7 @@ export function findPgbench(): string | undefined {
 /** One workload: a script of one transaction, its variables and what it needs created first. */
 export interface PgbenchWorkload {
   /** Short name: log file prefix. */
-  readonly name: "lookup" | "insert" | "insert-no-flush";
+  readonly name: "lookup" | "insert" | "insert-no-flush" | "event-insert";
   /** The row's label in the table. */
   readonly label: string;
   readonly script: string;
@@ -104,6 +104,56 @@ export function insertWithoutFlush(clients: number): PgbenchWorkload {
     name: "insert-no-flush",
     label: `pgbench: the same insert, synchronous_commit off (not durable), ${clients} clients`,
     sessionOptions: "-c synchronous_commit=off",
+  };
+}
+
+/**
+ * Our event row, one a transaction: the event store's insert function (migration 0010's
+ * `partner_yield_append_events`, as `PostgresEventStore` calls it) with one event, `data` taken
+ * from `body` in PostgreSQL, the key and the signing secret checked as the server's insert checks
+ * them (the demo's, from the fixtures: a database without them gets no row, each call answering
+ * with the refused credential). A fresh idempotency key each transaction (a random 53-bit number:
+ * a repeat is an ON CONFLICT skip, not an error). Beside `singleInsert`, whose row is one 1 KiB
+ * text under one index, it shows what PostgreSQL's durable single-row commits reach with our row
+ * (two copies of the event, text and jsonb; three indexes; ON CONFLICT). No target is judged
+ * against it.
+ * @example pgbench.run(eventInsert(16, body, apiKey, signingSecret), 6)
+ */
+export function eventInsert(
+  clients: number,
+  body: string,
+  apiKey: string,
+  signingSecret: string,
+): PgbenchWorkload {
+  const array = (expression: string) => `array[${expression}]`;
+  const args = [
+    array("'northwind'::text"),
+    array("'sandbox'::text"),
+    array("('pgbench-' || :k)::text"),
+    array(":fingerprint::text"),
+    array(":eventtype::text"),
+    array(":occurredat::text"),
+    array("null::text"),
+    array("true"),
+    array(":body::text"),
+    array("now()"),
+    array(":keyhash::text"),
+    array(":secretsha::text"),
+  ];
+  const event = JSON.parse(body) as { event_type: string; occurred_at: string };
+  const sha256 = (text: string) => createHash("sha256").update(text, "utf8").digest("hex");
+  return {
+    name: "event-insert",
+    label: `pgbench: our event row, one a transaction (the event store's insert function), ${clients} clients`,
+    script: `\\set k random(1, 9007199254740991)\nselect * from partner_yield_append_events(${args.join(", ")});\n`,
+    defines: {
+      fingerprint: sha256(body),
+      eventtype: event.event_type,
+      occurredat: event.occurred_at,
+      body,
+      keyhash: sha256(apiKey),
+      secretsha: sha256(signingSecret),
+    },
   };
 }
 

@@ -31,6 +31,7 @@ import { type BenchRedis, benchRedis, RedisUnreachableError } from "../redis-pre
 import { machineCpuReader, machineCpuSince } from "./machine-cpu.js";
 import { clockTicks, type PgCpuSample, pgCpuReader, pgCpuSince, trackPgCpu } from "./pg-cpu.js";
 import {
+  eventInsert,
   findPgbench,
   insertWithoutFlush,
   keyLookup,
@@ -64,7 +65,9 @@ of all cores per request, how busy they were) and the load generator's own CPU p
                       a prepared key lookup on api_keys in the first GET -pg group, a single-row
                       insert + commit in post-pg's, and beside it the same insert with
                       synchronous_commit off (not durable, no target: how much of the insert's
-                      rate is the wait for the disk's flush). Then PostgreSQL's own CPU per
+                      rate is the wait for the disk's flush), and our event row inserted the way
+                      the event store does, one a transaction (no target: what PostgreSQL's
+                      single-row commits reach with our row). Then PostgreSQL's own CPU per
                       request (utime + stime from /proc, which the CPU column cannot see) and the
                       targets of issue 28 (ratios to the twin of the same round; post-pg to
                       pgbench's durable insert).
@@ -854,7 +857,11 @@ function yardsticksOf(
   if (lookupGroup !== undefined) out.set(lookupGroup, [keyLookup(DEMO.sandboxApiKey, pgbenchClients)]);
   const insertGroup = groups.find((g) => pgRequest(g) === "post");
   if (insertGroup !== undefined)
-    out.set(insertGroup, [singleInsert(pgbenchClients), insertWithoutFlush(pgbenchClients)]);
+    out.set(insertGroup, [
+      singleInsert(pgbenchClients),
+      insertWithoutFlush(pgbenchClients),
+      eventInsert(pgbenchClients, EVENT_BODY, DEMO.sandboxApiKey, DEMO.signingSecret),
+    ]);
   return out;
 }
 
@@ -989,6 +996,15 @@ async function runTable(names: string[], setup: PgSetup | undefined, skipped: st
             row(
               "req/s x pgbench's insert without the flush wait (not durable)",
               spread(ratios(c, noFlush, (x) => x.reqPerSec)),
+              "–",
+              "no target",
+            );
+          }
+          const eventRow = contenders.find((x) => x.pgbench?.name === "event-insert");
+          if (eventRow !== undefined) {
+            row(
+              "req/s x pgbench's insert of our event row, one a transaction",
+              spread(ratios(c, eventRow, (x) => x.reqPerSec)),
               "–",
               "no target",
             );
