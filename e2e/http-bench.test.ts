@@ -7,11 +7,14 @@
  * contenders warmed and loaded) takes well over the few seconds a test of the suite may; the pgbench
  * yardsticks of those runs are checked for the settings their sessions run with, and the durable
  * bare server of `--durable-bare` on its own (each answer only after its body's commit).
+ * `profile-summary.ts` (a `--profile` run's summary) is checked on a profile made here.
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { setTimeout as delay } from "node:timers/promises";
@@ -225,6 +228,50 @@ describe("bench:propagation", () => {
       changes.stderr,
       'bench:propagation: --changes must be an integer from 1 to 10000 (got "10001"); see --help\n',
     );
+  });
+});
+
+describe("profile-summary.ts", () => {
+  test("--help, a bad top or a file that is not a profile say so; a profile gives its busiest functions, self and inclusive", async () => {
+    const run = (args: string[]) => runBench("bench/http/profile-summary.ts", args, 60_000);
+    const help = await run(["--help"]);
+    assert.equal(help.code, 0);
+    assert.match(help.stdout, /^usage: profile-summary\.ts file\.cpuprofile \[top\]/);
+    const badTop = await run(["x.cpuprofile", "0"]);
+    assert.equal(badTop.code, 2);
+    assert.match(badTop.stderr, /top must be a positive integer, not "0"/);
+    const notProfile = await run(["package.json"]);
+    assert.equal(notProfile.code, 1);
+    assert.match(notProfile.stderr, /package\.json is not a V8 CPU profile/);
+    const missing = await run(["/nonexistent.cpuprofile"]);
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /cannot read \/nonexistent\.cpuprofile/);
+
+    // root → work (self 3 ms) → leaf (self 1 ms); idle 4 ms.
+    const dir = mkdtempSync(join(tmpdir(), "profile-summary-"));
+    const file = join(dir, "p.cpuprofile");
+    const frame = (functionName: string) => ({ functionName, url: "", lineNumber: 0 });
+    writeFileSync(
+      file,
+      JSON.stringify({
+        nodes: [
+          { id: 1, callFrame: frame("(root)"), children: [2, 4] },
+          { id: 2, callFrame: frame("work"), children: [3] },
+          { id: 3, callFrame: frame("leaf") },
+          { id: 4, callFrame: frame("(idle)") },
+        ],
+        samples: [2, 2, 2, 3, 4, 4, 4, 4],
+        timeDeltas: [1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000],
+      }),
+    );
+    const summary = await run([file, "2"]);
+    rmSync(dir, { recursive: true });
+    assert.equal(summary.code, 0, summary.stderr);
+    const lines = summary.stdout.split("\n");
+    assert.equal(lines[0], "8 ms sampled");
+    assert.deepEqual(lines.slice(1, 3), [" 50.0%  (idle)", " 37.5%  work"]);
+    assert.ok(lines.includes("100.0%  work :1"), summary.stdout);
+    assert.ok(lines.includes(" 25.0%  leaf :1"), summary.stdout);
   });
 });
 

@@ -6,6 +6,11 @@
  */
 import { readFileSync } from "node:fs";
 
+// A reader that stops early (`… | head`) is not an error: what it did not read is dropped.
+process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+  if (error.code !== "EPIPE") throw error;
+});
+
 interface ProfileNode {
   readonly id: number;
   readonly callFrame: { functionName: string; url: string; lineNumber: number };
@@ -16,12 +21,42 @@ interface Profile {
   readonly timeDeltas: number[];
 }
 
+const USAGE = `usage: profile-summary.ts file.cpuprofile [top]
+
+The functions with the most self time in a V8 CPU profile (\`pnpm bench:http --profile dir\`,
+\`node --cpu-prof\`), then the most inclusive time as a share of the non-idle time. top: how many
+(default 25; the inclusive list shows 10 more).`;
+
 const [file, topArg] = process.argv.slice(2);
-if (file === undefined) {
-  console.error("usage: profile-summary.ts file.cpuprofile [top]");
+if (file === "--help" || file === "-h") {
+  console.log(USAGE);
+  process.exit(0);
+}
+if (file === undefined || (topArg !== undefined && !/^[1-9][0-9]{0,5}$/.test(topArg))) {
+  console.error(
+    file === undefined
+      ? USAGE
+      : `profile-summary.ts: top must be a positive integer, not ${JSON.stringify(topArg)}\n\n${USAGE}`,
+  );
   process.exit(2);
 }
-const profile = JSON.parse(readFileSync(file, "utf8")) as Profile;
+const profile = readProfile(file);
+
+/** The profile at `path`, or exit 1 saying why it cannot be read. */
+function readProfile(path: string): Profile {
+  let parsed: Partial<Profile>;
+  try {
+    parsed = JSON.parse(readFileSync(path, "utf8")) as Partial<Profile>;
+  } catch (error) {
+    console.error(`profile-summary.ts: cannot read ${path}: ${(error as Error).message}`);
+    process.exit(1);
+  }
+  if (!Array.isArray(parsed.nodes) || !Array.isArray(parsed.samples) || !Array.isArray(parsed.timeDeltas)) {
+    console.error(`profile-summary.ts: ${path} is not a V8 CPU profile (no nodes, samples and timeDeltas)`);
+    process.exit(1);
+  }
+  return parsed as Profile;
+}
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const self = new Map<string, number>();
 let total = 0;
