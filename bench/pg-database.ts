@@ -6,6 +6,7 @@
  * with `drop database … with (force)`, which also ends connections a server still holds.
  * @module
  */
+import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { uniqueTag } from "../packages/core/src/testing/index.js";
 import { loadFixtureDir } from "../packages/node-adapter/src/fixture-dir.js";
@@ -16,6 +17,11 @@ export const ADMIN_URL =
   process.env["PARTNER_YIELD_TEST_DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres";
 
 const FIXTURES = fileURLToPath(new URL("../fixtures/", import.meta.url));
+
+/** The path of the `pg` module store-postgres uses, for a bench process that loads it by path. */
+export const PG_MODULE = createRequire(
+  fileURLToPath(new URL("../packages/store-postgres/package.json", import.meta.url)),
+).resolve("pg");
 
 /** How to get a PostgreSQL the benchmarks can use, for the error when there is none. */
 export const HOW_TO_START_POSTGRES =

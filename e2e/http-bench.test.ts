@@ -5,14 +5,14 @@
  * docs/performance.md. The PostgreSQL scenarios and `pnpm bench:propagation` are checked here only
  * for their flags: their shortest run (a database migrated and filled by the built CLI, four
  * contenders warmed and loaded) takes well over the few seconds a test of the suite may; the pgbench
- * yardsticks of those runs are checked for the settings their sessions run with, and the durable
- * bare server of `--durable-bare` on its own (each answer only after its body's commit).
+ * yardsticks of those runs are checked for the settings their sessions run with (the insert
+ * without the flush wait; our event row, one a transaction, stored as the event store stores it),
+ * and the durable bare server of `--durable-bare` on its own (no answer before its body's commit).
  * `profile-summary.ts` (a `--profile` run's summary) is checked on a profile made here.
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -20,6 +20,7 @@ import { describe, test } from "node:test";
 import { setTimeout as delay } from "node:timers/promises";
 import {
   eventInsert,
+  eventInsertsStored,
   findPgbench,
   insertWithoutFlush,
   PGBENCH_INSTALL_HINT,
@@ -27,6 +28,7 @@ import {
   singleInsert,
 } from "../bench/http/pgbench.js";
 import { findWrk, WRK_INSTALL_HINT } from "../bench/http/wrk.js";
+import { PG_MODULE } from "../bench/pg-database.js";
 import { DEMO_CREDENTIALS } from "../packages/core/src/demo/index.js";
 import { gate, loadSandbox } from "../packages/node-adapter/src/testing/index.js";
 import { dataSetOf, importData } from "../packages/store-postgres/src/index.js";
@@ -272,6 +274,15 @@ describe("profile-summary.ts", () => {
     assert.deepEqual(lines.slice(1, 3), [" 50.0%  (idle)", " 37.5%  work"]);
     assert.ok(lines.includes("100.0%  work :1"), summary.stdout);
     assert.ok(lines.includes(" 25.0%  leaf :1"), summary.stdout);
+    assert.ok(!lines.some((line) => /\((root|idle)\) :/.test(line)), summary.stdout);
+    for (const content of ["null", JSON.stringify({ nodes: [], samples: [], timeDeltas: [] })]) {
+      const notProfile = join(tmpdir(), `profile-summary-${process.pid}.cpuprofile`);
+      writeFileSync(notProfile, content);
+      const result = await run([notProfile]);
+      rmSync(notProfile);
+      assert.equal(result.code, 1, `${content}: ${result.stderr}`);
+      assert.match(result.stderr, /is not a V8 CPU profile/);
+    }
   });
 });
 
@@ -367,12 +378,13 @@ yardstickServices.describe("bench:http's pgbench yardsticks", () => {
         occurred_at: "2026-11-20T10:15:00Z",
         data: { amount: 1.1, note: 'a "quoted", comma\'d é', nested: { n: [1, 2] } },
       });
-      const workload = eventInsert(2, body, DEMO_CREDENTIALS.sandboxApiKey, DEMO_CREDENTIALS.signingSecret);
+      const workload = eventInsert(2, body, DEMO_CREDENTIALS);
       const database = await testDatabase("pgbench_event_row");
       // Before the fixtures: the key and the secret are unknown, each call is refused.
       const refused = await runPgbench(pgbench!, database.url, workload, 2, 1);
       assert.ok(refused.total > 0 && refused.failed === 0, JSON.stringify(refused));
       assert.equal((await database.pool.query("select 1 from events")).rowCount, 0);
+      assert.equal(await eventInsertsStored(database.url), 0, "the bench's check sees a refused run");
 
       await importData(database.pool, dataSetOf(loadSandbox()));
       const result = await runPgbench(pgbench!, database.url, workload, 2, 1);
@@ -393,6 +405,7 @@ yardstickServices.describe("bench:http's pgbench yardsticks", () => {
       );
       assert.equal(rows.rows[0]!.keys, rows.rows[0]!.n);
       assert.equal(rows.rows[0]!.same, true);
+      assert.equal(await eventInsertsStored(database.url), rows.rows[0]!.n);
     },
   );
 });
@@ -451,7 +464,7 @@ durableServices.describe("the durable bare server (bench:http --durable-bare)", 
         apiKey: "unused",
         durable: {
           databaseUrl: database.url,
-          pgModule: createRequire(join(ROOT, "packages", "store-postgres", "package.json")).resolve("pg"),
+          pgModule: PG_MODULE,
         },
       };
       const child = spawn(process.execPath, ["--import", "tsx", "bench/http/servers/bare.ts"], {
@@ -475,16 +488,26 @@ durableServices.describe("the durable bare server (bench:http --durable-bare)", 
               [bodies],
             )
           ).rows[0]!.n;
-        // 40 at once: they share statements; each is in the table when its answer arrives.
+        // 40 at once while the table is locked: every insert waits, so no POST may be answered
+        // until the lock goes and its body is committed.
         const bodies = Array.from({ length: 40 }, (_, i) => JSON.stringify({ n: i, blob: '\u00e9"\\,{}' }));
-        await Promise.all(
-          bodies.map(async (body) => {
-            const res = await fetch(`${url}/api/partner/webhooks/inbound`, { method: "POST", body });
-            assert.equal(res.status, 200);
-            assert.equal(await res.text(), response.body);
-            assert.equal(await bodiesIn([body]), 1, `${body} committed before its answer`);
-          }),
-        );
+        const lock = await database.pool.connect();
+        await lock.query("begin");
+        await lock.query("lock table bench_bare_insert in exclusive mode");
+        const answers = bodies.map(async (body) => {
+          const res = await fetch(`${url}/api/partner/webhooks/inbound`, { method: "POST", body });
+          return { status: res.status, text: await res.text() };
+        });
+        const early = await Promise.race([
+          Promise.any(answers).then(() => true),
+          delay(500).then(() => false),
+        ]);
+        await lock.query("commit");
+        lock.release();
+        assert.equal(early, false, "a POST was answered while its insert waited for the table's lock");
+        for (const answer of await Promise.all(answers)) {
+          assert.deepEqual(answer, { status: 200, text: response.body });
+        }
         assert.equal(await bodiesIn(bodies), 40);
         assert.equal((await database.pool.query("select 1 from bench_bare_insert")).rowCount, 40);
         // The insert fails (its table is gone): a 503, not an answer that claims the body is kept.

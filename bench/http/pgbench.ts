@@ -1,8 +1,9 @@
 /**
  * PostgreSQL's own yardsticks for `bench:http`'s PostgreSQL rows, measured with `pgbench` on the
  * same machine and the bench's own database: a prepared key lookup on our `api_keys` table (the
- * statement `PostgresKeyStore.findByHash` sends, for the demo key) and a single-row insert with
- * its commit into a scratch table (a 1 KiB text, about the signed event's body). Each run's
+ * statement `PostgresKeyStore.findByHash` sends, for the demo key), a single-row insert with
+ * its commit into a scratch table (a 1 KiB text, about the signed event's body), the same insert
+ * without the flush wait, and our event row inserted one a transaction. Each run's
  * percentiles come from pgbench's per-transaction log (`-l`), exact as the HTTP rows' are.
  * @module
  */
@@ -117,17 +118,12 @@ export function insertWithoutFlush(clients: number): PgbenchWorkload {
  * text under one index, it shows what PostgreSQL's durable single-row commits reach with our row
  * (two copies of the event, text and jsonb; three indexes; ON CONFLICT). No target is judged
  * against it.
- * @example pgbench.run(eventInsert(16, body, apiKey, signingSecret), 6)
+ * @example pgbench.run(eventInsert(16, body, DEMO_CREDENTIALS), 6)
  */
-export function eventInsert(
-  clients: number,
-  body: string,
-  apiKey: string,
-  signingSecret: string,
-): PgbenchWorkload {
+export function eventInsert(clients: number, body: string, credentials: EventCredentials): PgbenchWorkload {
   const array = (expression: string) => `array[${expression}]`;
   const args = [
-    array("'northwind'::text"),
+    array(":partner::text"),
     array("'sandbox'::text"),
     array("('pgbench-' || :k)::text"),
     array(":fingerprint::text"),
@@ -147,14 +143,39 @@ export function eventInsert(
     label: `pgbench: our event row, one a transaction (the event store's insert function), ${clients} clients`,
     script: `\\set k random(1, 9007199254740991)\nselect * from partner_yield_append_events(${args.join(", ")});\n`,
     defines: {
+      partner: credentials.partnerId,
       fingerprint: sha256(body),
       eventtype: event.event_type,
       occurredat: event.occurred_at,
       body,
-      keyhash: sha256(apiKey),
-      secretsha: sha256(signingSecret),
+      keyhash: sha256(credentials.sandboxApiKey),
+      secretsha: sha256(credentials.signingSecret),
     },
   };
+}
+
+/** The sandbox partner whose key and signing secret `eventInsert` presents. */
+export interface EventCredentials {
+  readonly partnerId: string;
+  readonly sandboxApiKey: string;
+  readonly signingSecret: string;
+}
+
+/**
+ * How many events `eventInsert` has stored in the database at `url`: a run that stored none had
+ * every call refused (the credentials are not in the database), and measured a refusal instead.
+ * @example if ((await eventInsertsStored(url)) === 0) throw new Error("refused");
+ */
+export async function eventInsertsStored(url: string): Promise<number> {
+  const pool = createPool({ connectionString: url, max: 1, statementTimeoutMs: 60_000 });
+  try {
+    const result = await pool.query<{ n: number }>(
+      "select count(*)::int as n from events where idempotency_key like 'pgbench-%'",
+    );
+    return result.rows[0]!.n;
+  } finally {
+    await pool.end();
+  }
 }
 
 /**

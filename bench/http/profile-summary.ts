@@ -25,14 +25,14 @@ const USAGE = `usage: profile-summary.ts file.cpuprofile [top]
 
 The functions with the most self time in a V8 CPU profile (\`pnpm bench:http --profile dir\`,
 \`node --cpu-prof\`), then the most inclusive time as a share of the non-idle time. top: how many
-(default 25; the inclusive list shows 10 more).`;
+(default 25; the inclusive list, without (root) and (idle), shows 10 more).`;
 
 const [file, topArg] = process.argv.slice(2);
 if (file === "--help" || file === "-h") {
   console.log(USAGE);
   process.exit(0);
 }
-if (file === undefined || (topArg !== undefined && !/^[1-9][0-9]{0,5}$/.test(topArg))) {
+if (file === undefined || (topArg !== undefined && !/^[1-9][0-9]*$/.test(topArg))) {
   console.error(
     file === undefined
       ? USAGE
@@ -51,7 +51,14 @@ function readProfile(path: string): Profile {
     console.error(`profile-summary.ts: cannot read ${path}: ${(error as Error).message}`);
     process.exit(1);
   }
-  if (!Array.isArray(parsed.nodes) || !Array.isArray(parsed.samples) || !Array.isArray(parsed.timeDeltas)) {
+  if (
+    typeof parsed !== "object" ||
+    parsed === null ||
+    !Array.isArray(parsed.nodes) ||
+    parsed.nodes.length === 0 ||
+    !Array.isArray(parsed.samples) ||
+    !Array.isArray(parsed.timeDeltas)
+  ) {
     console.error(`profile-summary.ts: ${path} is not a V8 CPU profile (no nodes, samples and timeDeltas)`);
     process.exit(1);
   }
@@ -101,6 +108,10 @@ function walk(id: number, onStack: Set<string>): number {
 walk(profile.nodes[0]!.id, new Set());
 const busy = total - (self.get("(idle)") ?? 0);
 console.log(`\ninclusive, % of non-idle time (${(busy / 1000).toFixed(0)} ms):`);
-for (const [name, us] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, Number(topArg ?? 25) + 10)) {
+// (root) holds every sample and (idle) the idle ones: neither is a share of the non-idle time.
+const busiest = [...inclusive]
+  .filter(([name]) => !/^\((root|idle)\) /.test(name))
+  .sort((a, b) => b[1] - a[1]);
+for (const [name, us] of busiest.slice(0, Number(topArg ?? 25) + 10)) {
   console.log(`${((100 * us) / busy).toFixed(1).padStart(5)}%  ${name}`);
 }

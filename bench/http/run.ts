@@ -11,7 +11,6 @@
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { cpus } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -25,6 +24,7 @@ import {
   type BenchDatabase,
   createBenchDatabase,
   dropLiveDatabases,
+  PG_MODULE,
   PostgresUnreachableError,
 } from "../pg-database.js";
 import { type BenchRedis, benchRedis, RedisUnreachableError } from "../redis-prefix.js";
@@ -32,6 +32,7 @@ import { machineCpuReader, machineCpuSince } from "./machine-cpu.js";
 import { clockTicks, type PgCpuSample, pgCpuReader, pgCpuSince, trackPgCpu } from "./pg-cpu.js";
 import {
   eventInsert,
+  eventInsertsStored,
   findPgbench,
   insertWithoutFlush,
   keyLookup,
@@ -837,13 +838,12 @@ const POST_PGBENCH_TARGET = 0.5;
 
 /** The `--durable-bare` row's server. */
 const DURABLE_BARE = "bare node:http + PostgreSQL group commit";
-/** The `pg` module the durable bare server loads: store-postgres's own. */
-const PG_MODULE = createRequire(join(ROOT, "packages", "store-postgres", "package.json")).resolve("pg");
 
 /**
  * The pgbench yardsticks of each group: the key lookup in the first group with a GET on
- * PostgreSQL; in the group of `post-pg` the insert (its target's yardstick) and the same insert
- * without the flush wait (no target: how much of the first is the disk).
+ * PostgreSQL; in the group of `post-pg` the insert (its target's yardstick), the same insert
+ * without the flush wait (no target: how much of the first is the disk) and our event row one a
+ * transaction (no target: what PostgreSQL's single-row commits reach with our row).
  */
 function yardsticksOf(
   groups: readonly string[][],
@@ -860,7 +860,7 @@ function yardsticksOf(
     out.set(insertGroup, [
       singleInsert(pgbenchClients),
       insertWithoutFlush(pgbenchClients),
-      eventInsert(pgbenchClients, EVENT_BODY, DEMO.sandboxApiKey, DEMO.signingSecret),
+      eventInsert(pgbenchClients, EVENT_BODY, DEMO),
     ]);
   return out;
 }
@@ -885,6 +885,13 @@ async function runTable(names: string[], setup: PgSetup | undefined, skipped: st
     if (setup !== undefined && contenders.some((c) => c.pg) && readPg === undefined) pgUnreadable = true;
     try {
       for (const c of contenders) await measure(c, shape, settings.warmup, setup);
+      if (contenders.some((c) => c.pgbench?.name === "event-insert") && setup !== undefined) {
+        // A refused call is a transaction to pgbench too: its row would time the refusal.
+        if ((await eventInsertsStored(setup.database.url)) === 0)
+          throw new Error(
+            "pgbench's event insert stored no event in its warm-up: the demo's key or signing secret is not in the bench database",
+          );
+      }
       const samples = new Map<Contender, Sample[]>(contenders.map((c) => [c, []]));
       const pgSamples = new Map<Contender, PgSample[]>(contenders.map((c) => [c, []]));
       for (let round = 0; round < settings.rounds; round++) {

@@ -3,8 +3,10 @@
  * to PostgreSQL before it is answered, in a table of the shape pgbench's insert uses (an identity
  * key and the body as text), with group commit as our event store does it: the bodies that arrive
  * while an insert is in flight go out together in the next one, at most 64 a statement, one
- * statement in flight, a lone body as soon as the current microtasks have run. No idempotency key,
- * no credential check, no jsonb: the least a node:http server on `pg` does to make a body durable.
+ * statement in flight, a lone body as soon as the current microtasks have run (the loop of
+ * store-postgres's `PostgresEventStore#drain`, which this follows: change both together). The
+ * table has the shape of pgbench.ts's `singleInsert` table. No idempotency key, no credential
+ * check, no jsonb: the least a node:http server on `pg` does to make a body durable.
  * @module
  */
 import { createRequire } from "node:module";
@@ -17,6 +19,7 @@ const INSERT = `insert into ${DURABLE_TABLE} (body) select unnest($1::text[])`;
 
 interface Pool {
   query(config: string | { name: string; text: string; values: unknown[] }): Promise<unknown>;
+  on(event: "error", listener: (error: Error) => void): void;
 }
 
 interface Pending {
@@ -32,6 +35,8 @@ interface Pending {
 export async function durableBodies(spec: DurableSpec): Promise<(body: string) => Promise<void>> {
   const pg = createRequire(import.meta.url)(spec.pgModule) as { Pool: new (options: object) => Pool };
   const pool = new pg.Pool({ connectionString: spec.databaseUrl, max: 10 });
+  // An idle connection that drops is replaced by the pool; the next insert fails on its own (503).
+  pool.on("error", () => {});
   await pool.query(
     `create table if not exists ${DURABLE_TABLE} (id bigint generated always as identity primary key, body text not null)`,
   );
@@ -45,8 +50,8 @@ export async function durableBodies(spec: DurableSpec): Promise<(body: string) =
     const batch = queue.slice(0, MAX_BATCH);
     queue = queue.slice(MAX_BATCH);
     inFlight = true;
-    pool
-      .query({ name: "bench-bare-insert", text: INSERT, values: [batch.map((p) => p.body)] })
+    Promise.resolve()
+      .then(() => pool.query({ name: "bench-bare-insert", text: INSERT, values: [batch.map((p) => p.body)] }))
       .then(
         () => {
           for (const p of batch) p.resolve();
