@@ -9,7 +9,7 @@
  * (C) instead of autocannon. `--help` lists the flags.
  * @module
  */
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
@@ -44,7 +44,7 @@ import {
 } from "./pgbench.js";
 import { productFixtures } from "./scaling-fixtures.js";
 import type { CapturedResponse, ServerSpec } from "./servers/common.js";
-import { childrenCpuMicros, findWrk, runWrk, threadsFor, WRK_INSTALL_HINT } from "./wrk.js";
+import { childrenCpuMicros, findWrk, runWrk, threadsFor, WRK_INSTALL_HINT, wrkVersion } from "./wrk.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const HERE = fileURLToPath(new URL("./", import.meta.url));
@@ -170,11 +170,6 @@ const wrkThreads = threadsFor(settings.connections, cpus().length);
 /** Clock ticks a second, for the children's CPU in /proc/self/stat. */
 const TICKS = clockTicks();
 
-/** wrk's version line, for the table's header. */
-function wrkVersion(): string {
-  const r = spawnSync(wrkBin!, ["--version"], { encoding: "utf8" });
-  return (/^wrk (\S+)/m.exec(`${r.stdout}${r.stderr}`)?.[1] ?? "?").trim();
-}
 /** Microseconds of busy work of the `--calibrate` rows (bare server + work). */
 const calibration = (flags.calibrate?.split(",") ?? []).map((us) => positive("calibrate", us, 1, 1, 100_000));
 
@@ -263,14 +258,15 @@ for (const name of SCENARIOS) {
 if (flags.scaling !== undefined && flags.scaling !== "products" && flags.scaling !== "events") {
   usageError("bench:http", `--scaling must be products or events (got ${JSON.stringify(flags.scaling)})`);
 }
-if (calibration.length > 0 && (flags.scaling !== undefined || flags.rss === true)) {
-  usageError("bench:http", "--calibrate adds rows to the table: it does not go with --rss or --scaling");
-}
-if (flags["batched-bare"] === true && (flags.scaling !== undefined || flags.rss === true)) {
-  usageError("bench:http", "--batched-bare adds a row to the table: it does not go with --rss or --scaling");
-}
-if (flags["durable-bare"] === true && (flags.scaling !== undefined || flags.rss === true)) {
-  usageError("bench:http", "--durable-bare adds a row to the table: it does not go with --rss or --scaling");
+// Flags that add rows to the table, which --rss and --scaling do not print.
+for (const [given, what] of [
+  [calibration.length > 0, "--calibrate adds rows"],
+  [flags["batched-bare"] === true, "--batched-bare adds a row"],
+  [flags["durable-bare"] === true, "--durable-bare adds a row"],
+] as const) {
+  if (given && (flags.scaling !== undefined || flags.rss === true)) {
+    usageError("bench:http", `${what} to the table: it does not go with --rss or --scaling`);
+  }
 }
 if (flags["durable-bare"] === true && !SCENARIOS.includes("post-pg")) {
   usageError(
@@ -981,7 +977,9 @@ async function runTable(names: string[], setup: PgSetup | undefined, skipped: st
         const p99 = ratio(c, twin, p99Of);
         const cpu = ratio(c, twin, cpuOf);
         if (request === "post") {
-          const insert = contenders.find((x) => x.pgbench?.name === "insert");
+          const pgbenchRow = (name: PgbenchWorkload["name"]) =>
+            contenders.find((x) => x.pgbench?.name === name);
+          const insert = pgbenchRow("insert");
           if (insert === undefined) {
             row(
               "req/s x pgbench single-row insert",
@@ -998,37 +996,20 @@ async function runTable(names: string[], setup: PgSetup | undefined, skipped: st
               judged(median(xs), median(xs) >= POST_PGBENCH_TARGET),
             );
           }
-          const noFlush = contenders.find((x) => x.pgbench?.name === "insert-no-flush");
-          if (noFlush !== undefined) {
-            row(
-              "req/s x pgbench's insert without the flush wait (not durable)",
-              spread(ratios(c, noFlush, (x) => x.reqPerSec)),
-              "–",
-              "no target",
-            );
-          }
-          const eventRow = contenders.find((x) => x.pgbench?.name === "event-insert");
-          if (eventRow !== undefined) {
-            row(
-              "req/s x pgbench's insert of our event row, one a transaction",
-              spread(ratios(c, eventRow, (x) => x.reqPerSec)),
-              "–",
-              "no target",
-            );
-          }
-          row("req/s x in memory", spread(ratios(c, twin, (x) => x.reqPerSec)), "–", "no target");
+          /** A no-target row: `of`'s req/s against `to`'s, round by round (skipped when `to` did not run). */
+          const versus = (measured: string, to: Contender | undefined, of: Contender = c) => {
+            if (to !== undefined) row(measured, spread(ratios(of, to, (x) => x.reqPerSec)), "–", "no target");
+          };
+          versus(
+            "req/s x pgbench's insert without the flush wait (not durable)",
+            pgbenchRow("insert-no-flush"),
+          );
+          versus("req/s x pgbench's insert of our event row, one a transaction", pgbenchRow("event-insert"));
+          versus("req/s x in memory", twin);
           const durable = contenders.find((x) => x.label === DURABLE_BARE);
-          if (durable !== undefined) {
-            row(`req/s x ${DURABLE_BARE}`, spread(ratios(c, durable, (x) => x.reqPerSec)), "–", "no target");
-            if (insert !== undefined) {
-              row(
-                `${DURABLE_BARE}: req/s x pgbench single-row insert`,
-                spread(ratios(durable, insert, (x) => x.reqPerSec)),
-                "–",
-                "no target",
-              );
-            }
-          }
+          versus(`req/s x ${DURABLE_BARE}`, durable);
+          if (durable !== undefined)
+            versus(`${DURABLE_BARE}: req/s x pgbench single-row insert`, insert, durable);
           if (insert !== undefined && readMachine !== undefined) {
             row(
               "machine CPU µs/req x pgbench's per transaction",
@@ -1113,7 +1094,7 @@ function header(setup?: PgSetup): void {
     `machine: ${cpu[0]?.model ?? "?"} x ${cpu.length} cores; node ${process.version}; ` +
       (wrkBin === undefined
         ? `autocannon ${settings.connections} connections, pipelining ${settings.pipelining}; `
-        : `wrk (${wrkVersion()}) ${settings.connections} connections, ${wrkThreads} threads; `) +
+        : `wrk (${wrkVersion(wrkBin) ?? "?"}) ${settings.connections} connections, ${wrkThreads} threads; `) +
       `${settings.rounds} alternating rounds x ${settings.duration} s after ${settings.warmup} s warm-up; ` +
       `medians of the rounds; each "x bare" is the median of the rounds' ratios to the bare server's run in the same round (req/s: lowest–highest round in brackets); our server: \`partner-yield serve\` (JSON request log to /dev/null unless --log none, ` +
       `limiter on with --rate-limit-quota 1000000000), in-memory stores with their bounds lifted` +

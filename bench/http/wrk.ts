@@ -34,8 +34,16 @@ export class WrkError extends Error {
  */
 export function findWrk(): string | undefined {
   const bin = process.env["WRK"] ?? "wrk";
+  return wrkVersion(bin) === undefined ? undefined : bin;
+}
+
+/**
+ * The version `bin --version` names when it is wrk (e.g. "debian/4.1.0-3+b2"); undefined when it
+ * cannot be run or is not wrk.
+ */
+export function wrkVersion(bin: string): string | undefined {
   const r = spawnSync(bin, ["--version"], { encoding: "utf8", timeout: 10_000 });
-  return r.error === undefined && /^wrk /m.test(`${r.stdout}${r.stderr}`) ? bin : undefined;
+  return r.error === undefined ? /^wrk (\S+)/m.exec(`${r.stdout}${r.stderr}`)?.[1] : undefined;
 }
 
 /** The request wrk sends. */
