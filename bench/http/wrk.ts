@@ -37,13 +37,19 @@ export function findWrk(): string | undefined {
   return wrkVersion(bin) === undefined ? undefined : bin;
 }
 
+/** `wrkVersion`'s answers by binary: `findWrk` and the table's header ask once between them. */
+const versions = new Map<string, string | undefined>();
+
 /**
  * The version `bin --version` names when it is wrk (e.g. "debian/4.1.0-3+b2"); undefined when it
- * cannot be run or is not wrk.
+ * cannot be run or is not wrk. Asked once a process for each `bin`.
  */
 export function wrkVersion(bin: string): string | undefined {
-  const r = spawnSync(bin, ["--version"], { encoding: "utf8", timeout: 10_000 });
-  return r.error === undefined ? /^wrk (\S+)/m.exec(`${r.stdout}${r.stderr}`)?.[1] : undefined;
+  if (!versions.has(bin)) {
+    const r = spawnSync(bin, ["--version"], { encoding: "utf8", timeout: 10_000 });
+    versions.set(bin, r.error === undefined ? /^wrk (\S+)/m.exec(`${r.stdout}${r.stderr}`)?.[1] : undefined);
+  }
+  return versions.get(bin);
 }
 
 /** The request wrk sends. */

@@ -4,9 +4,9 @@
  * key and the body as text), with group commit as our event store does it: the bodies that arrive
  * while an insert is in flight go out together in the next one, at most 64 a statement, one
  * statement in flight, a lone body as soon as the current microtasks have run (the loop of
- * store-postgres's `PostgresEventStore#drain`, which this follows: change both together). The
- * table has the shape of pgbench.ts's `singleInsert` table. No idempotency key, no credential
- * check, no jsonb: the least a node:http server on `pg` does to make a body durable.
+ * store-postgres's `PostgresEventStore#drain`, which this follows: change both together). No
+ * idempotency key, no credential check, no jsonb: the least a node:http server on `pg` does to
+ * make a body durable.
  * @module
  */
 import { createRequire } from "node:module";
