@@ -8,11 +8,12 @@
  * yardsticks of those runs are checked for the settings their sessions run with (the insert
  * without the flush wait; our event row, one a transaction, stored as the event store stores it),
  * and the durable bare server of `--durable-bare` on its own (no answer before its body's commit).
- * `profile-summary.ts` (a `--profile` run's summary) is checked on a profile made here.
+ * `profile-summary.ts` (a `--profile` run's summary) is checked on a profile made here, and
+ * `--perf-map` on a short run (the map written and named, no V8 log left behind).
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -153,6 +154,44 @@ describe("bench:http", () => {
       run.stdout,
       /\| scenario \| server \| req\/s \| load generator CPU µs\/req \| machine CPU µs\/req \| machine busy % \|/,
     );
+  });
+});
+
+describe("bench:http --perf-map", () => {
+  test("our server's pid and perf map are printed; the map names the server's own functions; no V8 log is left behind", async (t) => {
+    if (process.platform !== "linux") {
+      t.skip("V8 writes perf maps on Linux only");
+      return;
+    }
+    const run = await runHttpBench([
+      "--scenarios",
+      "healthz",
+      ...SHORT_ROUND,
+      "--perf-map",
+      "--port-base",
+      "23450",
+    ]);
+    assert.equal(run.code, 0, run.stderr);
+    const said = /^perf map: ours-healthz is pid (\d+) \(\/tmp\/perf-(\d+)\.map\)$/m.exec(run.stderr);
+    assert.ok(said !== null, `the pid and its map on stderr:\n${run.stderr}`);
+    assert.equal(said[1], said[2]);
+    const map = `/tmp/perf-${said[1]}.map`;
+    try {
+      assert.ok(existsSync(map), `${map} written`);
+      // Lines of "address size name"; the server's own code among the names.
+      const text = readFileSync(map, "utf8");
+      assert.match(text, /^[0-9a-f]+ [0-9a-f]+ .*packages\/node-adapter\/dist\//m);
+      assert.deepEqual(
+        readdirSync(ROOT).filter((f) => f.startsWith("isolate-") && f.includes(`-${said[1]}-`)),
+        [],
+        "no isolate-…-v8.log in the working directory",
+      );
+      // The table is unchanged by it: the server's row is there, with no error.
+      const cells = row(run.stdout, "healthz", "partner-yield");
+      assert.ok(cells !== undefined && cells.at(-2) === "0", run.stdout);
+    } finally {
+      rmSync(map, { force: true });
+    }
   });
 });
 

@@ -11,7 +11,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { cpus } from "node:os";
+import { cpus, devNull } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
@@ -94,6 +94,10 @@ of all cores per request, how busy they were) and the load generator's own CPU p
                       answers: compare p99 within one loader. wrk counts statuses >= 400 as bad
   --quick             2 rounds x 3 s, 1 s warm-up
   --profile dir       our server runs with --cpu-prof, profiles written to dir (see profile-summary.ts)
+  --perf-map          our servers run with node's --perf-basic-prof: V8 writes /tmp/perf-PID.map, so
+                      Linux perf names their JavaScript functions (e.g. \`perf record -e cpu-clock
+                      -g -p PID\` during their rounds). Each one's pid and map are printed as it
+                      starts; the maps stay for \`perf report\` (delete them after)
   --rss               instead of the table: RSS of our server over a sustained GET product load,
                       then of the bare server under the same load (read every 100 ms; the spread
                       at the 10 s slices' ends, of all readings, and of the slices' highest)
@@ -128,6 +132,7 @@ const flags = parseFlags("bench:http", HELP, {
   pipelining: { type: "string" },
   quick: { type: "boolean" },
   profile: { type: "string" },
+  "perf-map": { type: "boolean" },
   "port-base": { type: "string" },
   baseline: { type: "string" },
   rss: { type: "boolean" },
@@ -318,6 +323,10 @@ class ServerChild {
     return this.#child.exitCode;
   }
 
+  get pid(): number | undefined {
+    return this.#child.pid;
+  }
+
   stats(): Promise<Stats> {
     return new Promise((resolve, reject) => {
       if (!this.#child.connected) {
@@ -374,6 +383,14 @@ function profileArgs(name: string): string[] {
 }
 
 /**
+ * With --perf-map: V8's perf map of the process's compiled code. The flag also opens V8's own log,
+ * an `isolate-…-v8.log` in the working directory unless sent elsewhere: here, nowhere.
+ */
+function perfMapArgs(): string[] {
+  return flags["perf-map"] === true ? ["--perf-basic-prof", `--logfile=${devNull}`] : [];
+}
+
+/**
  * Our server; `databaseUrl` puts its stores on PostgreSQL (no in-memory bounds then: the CLI
  * refuses --max-events with --database-url).
  */
@@ -387,6 +404,7 @@ function startOurs(
   const port = nextPort++;
   const args = [
     ...profileArgs(name),
+    ...perfMapArgs(),
     ...NODE_ARGS,
     cliBin(root),
     "serve",
@@ -403,7 +421,11 @@ function startOurs(
         : []),
     ...extra,
   ];
-  return new ServerChild(name, port, args, env);
+  const server = new ServerChild(name, port, args, env);
+  if (flags["perf-map"] === true) {
+    console.error(`perf map: ${name} is pid ${server.pid} (/tmp/perf-${server.pid}.map)`);
+  }
+  return server;
 }
 
 /** Whether the built CLI of a checkout takes `--max-events` (added with the in-memory bounds). */
