@@ -24,8 +24,8 @@ import {
   toUnits,
   writeChainFixtures,
 } from "./chain-setup.js";
+import { CLI_NODE_OPTIONS, cliArgs } from "./cli-command.js";
 
-const CLI = fileURLToPath(new URL("../src/cli.ts", import.meta.url));
 const REPO = fileURLToPath(new URL("../../../", import.meta.url));
 
 let dir: string;
@@ -33,15 +33,11 @@ let deployed: ChainProduct;
 let server: { child: ChildProcessByStdio<null, Readable, Readable>; url: string; stderr: () => string };
 
 async function startServer(args: string[]) {
-  const child = spawn(
-    process.execPath,
-    ["--import", "tsx", CLI, "serve", "--port", "0", "--log", "none", ...args],
-    {
-      cwd: REPO,
-      env: { ...process.env, NODE_OPTIONS: "--conditions=@partner-yield/source" },
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
+  const child = spawn(process.execPath, cliArgs(["serve", "--port", "0", "--log", "none", ...args]), {
+    cwd: REPO,
+    env: { ...process.env, NODE_OPTIONS: CLI_NODE_OPTIONS },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (d) => (stdout += d));

@@ -16,8 +16,8 @@ import { DEFAULT_FIXTURES_DIR, DEFAULT_TIMEOUTS } from "@partner-yield/node-adap
 import { DEMO, privateFixtures } from "@partner-yield/node-adapter/testing";
 import { Client } from "undici";
 import { SCRIPT_END, SCRIPT_START } from "../src/banner.js";
+import { CLI_NODE_OPTIONS, cliArgs } from "./cli-command.js";
 
-const CLI = fileURLToPath(new URL("../src/cli.ts", import.meta.url));
 const REPO = fileURLToPath(new URL("../../../", import.meta.url));
 
 type Child = ChildProcessByStdio<null, Readable, Readable>;
@@ -25,7 +25,7 @@ type Child = ChildProcessByStdio<null, Readable, Readable>;
 function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
-    NODE_OPTIONS: "--conditions=@partner-yield/source",
+    NODE_OPTIONS: CLI_NODE_OPTIONS,
     ...extra,
   };
   for (const name of Object.keys(env)) {
@@ -37,7 +37,7 @@ function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 }
 
 function spawnCli(args: string[], env: Record<string, string> = {}): Child {
-  return spawn(process.execPath, ["--import", "tsx", CLI, ...args], {
+  return spawn(process.execPath, cliArgs(args), {
     cwd: REPO,
     env: cliEnv(env),
     stdio: ["ignore", "pipe", "pipe"],

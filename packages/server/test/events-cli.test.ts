@@ -18,6 +18,7 @@ import {
 import { postgresReachable, testDatabase } from "@partner-yield/store-postgres/testing";
 import { helpText } from "../src/cli-options.js";
 import { runEventsCommand } from "../src/events-command.js";
+import { CLI_NODE_OPTIONS, cliArgs } from "./cli-command.js";
 
 const { describe, test, available } = gate({ PostgreSQL: await postgresReachable() });
 const db = available ? await testDatabase("eventscli") : undefined;
@@ -82,20 +83,10 @@ describe("partner-yield events", () => {
     const server = await startTestServer({ events: new PostgresEventStore(db!.pool) });
     const tail = spawn(
       process.execPath,
-      [
-        "--import",
-        "tsx",
-        fileURLToPath(new URL("../src/cli.ts", import.meta.url)),
-        "events",
-        "tail",
-        "--follow",
-        "--json",
-        "--database-url",
-        db!.url,
-      ],
+      cliArgs(["events", "tail", "--follow", "--json", "--database-url", db!.url]),
       {
         cwd: fileURLToPath(new URL("../../../", import.meta.url)),
-        env: { ...process.env, NODE_OPTIONS: "--conditions=@partner-yield/source" },
+        env: { ...process.env, NODE_OPTIONS: CLI_NODE_OPTIONS },
         stdio: ["ignore", "pipe", "pipe"],
       },
     );

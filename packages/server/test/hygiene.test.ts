@@ -37,8 +37,8 @@ import { postgresReachable, testDatabase } from "@partner-yield/store-postgres/t
 import { runAdminCommand } from "../src/admin-cli.js";
 import { parseCommandLine, UsageError } from "../src/cli-options.js";
 import { runDbCommand } from "../src/db-command.js";
+import { CLI_NODE_OPTIONS, cliArgs } from "./cli-command.js";
 
-const CLI = fileURLToPath(new URL("../src/cli.ts", import.meta.url));
 const encoder = new TextEncoder();
 const INBOUND = "/api/partner/webhooks/inbound";
 
@@ -500,8 +500,8 @@ function cli(
     );
     execFile(
       process.execPath,
-      ["--import", "tsx", CLI, ...args],
-      { env: { ...clean, NODE_OPTIONS: "--conditions=@partner-yield/source", ...env }, timeout: 30_000 },
+      cliArgs(args),
+      { env: { ...clean, NODE_OPTIONS: CLI_NODE_OPTIONS, ...env }, timeout: 30_000 },
       (error, stdout, stderr) => {
         resolve({
           code: error === null ? 0 : typeof error.code === "number" ? error.code : -1,

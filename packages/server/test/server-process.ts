@@ -7,8 +7,8 @@ import { type ChildProcessByStdio, spawn } from "node:child_process";
 import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { SCRIPT_END } from "../src/banner.js";
+import { CLI_NODE_OPTIONS, cliArgs } from "./cli-command.js";
 
-const CLI = fileURLToPath(new URL("../src/cli.ts", import.meta.url));
 const REPO = fileURLToPath(new URL("../../../", import.meta.url));
 
 export interface ServerProcess {
@@ -25,7 +25,7 @@ export const TEST_SECRET_KEYS = `test:${Buffer.alloc(32, 7).toString("base64")}`
 
 /** The environment of the child: this one without settings that would change the server. */
 function childEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: "--conditions=@partner-yield/source" };
+  const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: CLI_NODE_OPTIONS };
   for (const name of Object.keys(env))
     if (
       name === "PORT" ||
@@ -47,7 +47,7 @@ export async function runCli(
   args: readonly string[],
   env: Readonly<Record<string, string>> = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ["--import", "tsx", CLI, ...args], {
+  const child = spawn(process.execPath, cliArgs(args), {
     cwd: REPO,
     env: { ...childEnv(), ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -67,7 +67,7 @@ export async function runCli(
 export async function startServerProcess(args: readonly string[]): Promise<ServerProcess> {
   const child: ChildProcessByStdio<null, Readable, Readable> = spawn(
     process.execPath,
-    ["--import", "tsx", CLI, "serve", "--port", "0", "--log", "none", "--drain-delay", "0", ...args],
+    cliArgs(["serve", "--port", "0", "--log", "none", "--drain-delay", "0", ...args]),
     { cwd: REPO, env: childEnv(), stdio: ["ignore", "pipe", "pipe"] },
   );
   let stdout = "";
