@@ -1,5 +1,5 @@
 /**
- * The CLI as a user runs it: a child process (tsx with the source condition). Help, bad input
+ * The CLI as a user runs it: a child process (built or from source: cli-command.ts). Help, bad input
  * (exit 2), a broken fixture (exit 2, file and field named), and a real start whose printed curl
  * commands are run with bash against it.
  */

@@ -1,7 +1,7 @@
 /**
- * Test support: `partner-yield serve` as a separate process (tsx with the source condition), as
- * an operator runs it — started, read from its banner, and stopped with any signal (SIGKILL for
- * the crash test).
+ * Test support: `partner-yield serve` as a separate process (the built command or the source:
+ * cli-command.ts), as an operator runs it — started, read from its banner, and stopped with any
+ * signal (SIGKILL for the crash test).
  */
 import { type ChildProcessByStdio, spawn } from "node:child_process";
 import type { Readable } from "node:stream";
