@@ -9,9 +9,10 @@ export {
   EvictionPolicyError,
   REQUIRED_EVICTION_POLICY,
 } from "./eviction-policy.js";
-export { FAILED_AUTH_SCRIPT, RATE_LIMIT_MANY_SCRIPT } from "./rate-limit-script.js";
+export { FAILED_AUTH_SCRIPT, RATE_LIMIT_BATCH_SCRIPT, RATE_LIMIT_MANY_SCRIPT } from "./rate-limit-script.js";
 export {
   connectRedis,
+  RATE_LIMIT_BATCH_COMMAND,
   RATE_LIMIT_MANY_COMMAND,
   RETRY_AFTER_SECONDS,
   type RedisConnectionOptions,

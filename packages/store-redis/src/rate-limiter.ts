@@ -16,7 +16,7 @@ import {
   FAILED_AUTH_OVERFLOW_KEY,
 } from "@partner-yield/core/backends";
 import { Redis } from "ioredis";
-import { FAILED_AUTH_SCRIPT, RATE_LIMIT_MANY_SCRIPT } from "./rate-limit-script.js";
+import { FAILED_AUTH_SCRIPT, RATE_LIMIT_BATCH_SCRIPT, RATE_LIMIT_MANY_SCRIPT } from "./rate-limit-script.js";
 
 /** Seconds a client is asked to wait when Redis cannot answer. */
 export const RETRY_AFTER_SECONDS = 1;
@@ -46,11 +46,11 @@ export async function connectRedis(options: RedisConnectionOptions): Promise<Red
     commandTimeout: options.commandTimeoutMs ?? 1000,
     connectTimeout: options.connectTimeoutMs ?? 2000,
     retryStrategy: (attempt) => Math.min(100 * attempt, 2000),
-    // Commands made in the same turn share one write. The limiter pipelines its partner-quota runs
-    // itself (RedisRateLimiter's #flush): through autopipelining a lone run would pay for a
-    // pipeline of its own.
+    // Commands made in the same turn share one write. The limiter sends the partner-quota runs of
+    // a turn as one command itself (RedisRateLimiter's #flush): through autopipelining a lone run
+    // would pay for a pipeline of its own.
     enableAutoPipelining: true,
-    autoPipeliningIgnoredCommands: [RATE_LIMIT_MANY_COMMAND],
+    autoPipeliningIgnoredCommands: [RATE_LIMIT_MANY_COMMAND, RATE_LIMIT_BATCH_COMMAND],
   });
   // ioredis prints unhandled 'error' events; the limiter reports failures as 503s instead.
   redis.on("error", (error: Error) => options.onError?.(error));
@@ -89,10 +89,19 @@ export interface RedisRateLimiterOptions {
 
 /**
  * The name the limiter gives `RATE_LIMIT_MANY_SCRIPT` on its client. A client of your own with
- * `enableAutoPipelining` should list it in `autoPipeliningIgnoredCommands`, as `connectRedis` does:
- * the limiter pipelines these runs itself.
+ * `enableAutoPipelining` should list it and `RATE_LIMIT_BATCH_COMMAND` in
+ * `autoPipeliningIgnoredCommands`, as `connectRedis` does: the limiter groups these runs itself.
  */
 export const RATE_LIMIT_MANY_COMMAND = "partnerYieldRateLimitMany";
+
+/** The name the limiter gives `RATE_LIMIT_BATCH_SCRIPT` on its client (see RATE_LIMIT_MANY_COMMAND). */
+export const RATE_LIMIT_BATCH_COMMAND = "partnerYieldRateLimitBatch";
+
+/**
+ * Most keys one run of `RATE_LIMIT_BATCH_SCRIPT` decides; a turn with more sends several runs. It
+ * bounds how long one run holds Redis, whose other clients wait while a script runs.
+ */
+const MAX_KEYS_A_RUN = 64;
 
 type ScriptReply = [allowed: number, counted: number, waitMs: number];
 type ManyReply = [counted: number, used: number, oldestWaitMs: number, refusedWaitMs: number];
@@ -121,15 +130,9 @@ type WithScript = Redis & {
     member: string,
   ): Promise<ScriptReply>;
   partnerYieldRateLimitMany(...args: ManyArgs): Promise<ManyReply>;
+  /** numkeys, the keys (two a partner), now, then limit, window and n for each partner. */
+  partnerYieldRateLimitBatch(...args: (string | number)[]): Promise<unknown[][]>;
 };
-
-/** A pipeline of the client: the script queued with a callback for its own reply. */
-interface ScriptPipeline {
-  partnerYieldRateLimitMany(
-    ...args: [...ManyArgs, callback: (error: Error | null | undefined, reply?: ManyReply) => void]
-  ): unknown;
-  exec(): Promise<unknown>;
-}
 
 /**
  * @example
@@ -143,7 +146,7 @@ export class RedisRateLimiter implements RateLimiter {
   readonly #prefix: string;
   readonly #now: (() => number) | undefined;
   readonly #maxAuthKeys: number;
-  /** A Redis Cluster client: no pipeline across keys. */
+  /** A Redis Cluster client: no script run across keys of several partners. */
   readonly #cluster: boolean;
   /** Partner-quota hits not yet sent, by key, in the order made. */
   readonly #pending = new Map<string, PendingHits>();
@@ -155,6 +158,8 @@ export class RedisRateLimiter implements RateLimiter {
     const redis = options.redis as WithScript;
     if (typeof redis.partnerYieldRateLimitMany !== "function")
       redis.defineCommand(RATE_LIMIT_MANY_COMMAND, { numberOfKeys: 2, lua: RATE_LIMIT_MANY_SCRIPT });
+    if (typeof redis.partnerYieldRateLimitBatch !== "function")
+      redis.defineCommand(RATE_LIMIT_BATCH_COMMAND, { lua: RATE_LIMIT_BATCH_SCRIPT });
     if (typeof redis.partnerYieldFailedAuth !== "function")
       redis.defineCommand("partnerYieldFailedAuth", { numberOfKeys: 5, lua: FAILED_AUTH_SCRIPT });
     this.#maxAuthKeys = options.maxFailedAuthAddresses ?? DEFAULT_MAX_FAILED_AUTH_ADDRESSES;
@@ -208,12 +213,13 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   /**
-   * Sends the waiting partner-quota hits: one script run per key, in the order first hit. A key
-   * with a run in flight keeps its hits until that run answers: under load the hits of several
-   * turns then share one run, and one key never has two runs racing each other. The runs of one
-   * flush go out as one pipeline (one write), a lone run as a plain command: ioredis's
-   * autopipelining would build a pipeline for it too, which costs the client about as much CPU
-   * again as the command itself (docs/performance.md).
+   * Sends the waiting partner-quota hits, each key's hits decided together, keys in the order first
+   * hit. A key with a run in flight keeps its hits until that run answers: under load the hits of
+   * several turns then share one run, and one key never has two runs racing each other. The keys of one
+   * flush go out together as one run of `RATE_LIMIT_BATCH_SCRIPT` (up to MAX_KEYS_A_RUN keys a
+   * run), a lone key as a run of `RATE_LIMIT_MANY_SCRIPT`; each a plain command: ioredis's
+   * autopipelining would build a pipeline for it, which costs the client about as much CPU again as
+   * the command itself (docs/performance.md).
    */
   readonly #flush = (): void => {
     this.#scheduled = false;
@@ -224,19 +230,60 @@ export class RedisRateLimiter implements RateLimiter {
       this.#busy.add(key);
       ready.push([key, pending]);
     }
-    // A Redis Cluster client refuses a pipeline whose keys lie in several slots: there each run
-    // goes alone (its own autopipelining, when on, groups them by node).
-    const pipeline =
-      ready.length > 1 && !this.#cluster ? (this.#redis.pipeline() as unknown as ScriptPipeline) : undefined;
-    for (const [key, pending] of ready)
-      this.#settle(
-        key,
-        pending,
-        this.#runMany(key, pending.limit, pending.windowMs, pending.waiters.length, pipeline),
-      );
-    // Each run's reply or error comes to its own callback; exec's answer repeats them.
-    pipeline?.exec().catch(() => {});
+    // A script's keys must lie in one slot of a Redis Cluster: there each key's run goes alone
+    // (the client's autopipelining, when on, groups them by node).
+    if (ready.length === 1 || this.#cluster) {
+      for (const [key, pending] of ready)
+        this.#settle(
+          key,
+          pending,
+          this.#runMany(key, pending.limit, pending.windowMs, pending.waiters.length),
+        );
+      return;
+    }
+    for (let from = 0; from < ready.length; from += MAX_KEYS_A_RUN) {
+      const some = ready.slice(from, from + MAX_KEYS_A_RUN);
+      const replies = this.#runBatch(some);
+      for (const [i, [key, pending]] of some.entries())
+        this.#settle(
+          key,
+          pending,
+          replies.then((all) => {
+            const reply = all[i]!;
+            if (reply instanceof Error) throw reply;
+            return reply;
+          }),
+        );
+    }
   };
+
+  /**
+   * One run of `RATE_LIMIT_BATCH_SCRIPT` for the hits of several keys: each key's reply, or its
+   * own error when Redis refused one of its commands (the whole run fails when Redis does).
+   */
+  async #runBatch(keys: readonly [string, PendingHits][]): Promise<(ManyReply | Error)[]> {
+    const now = this.#now === undefined ? -1 : this.#now();
+    const args: (string | number)[] = [keys.length * 2];
+    for (const [key] of keys) {
+      const base = this.#base(key);
+      args.push(base, `${base}:n`);
+    }
+    args.push(now);
+    for (const [, pending] of keys) args.push(pending.limit, pending.windowMs, pending.waiters.length);
+    const replies = await this.#redis.partnerYieldRateLimitBatch(...args);
+    if (!Array.isArray(replies) || replies.length !== keys.length)
+      throw new Error(`the batch script answered ${JSON.stringify(replies)} for ${keys.length} keys`);
+    return replies.map((reply) =>
+      Number(reply[0]) < 0 ? new Error(String(reply[1])) : (reply.map(Number) as ManyReply),
+    );
+  }
+
+  /** The key of `key`'s run set; its state hash is this + `:n`. */
+  #base(key: string): string {
+    // The hash tag keeps both keys in one slot of a Redis Cluster. `:w` names the window stored by
+    // run (see RATE_LIMIT_MANY_SCRIPT), apart from the keys of releases that stored it by hit.
+    return `${this.#prefix}{${key}}:w`;
+  }
 
   /** Settles the hits of a run when it answers, then lets the key's next hits go. */
   #settle(key: string, pending: PendingHits, reply: Promise<ManyReply>): void {
@@ -285,39 +332,11 @@ export class RedisRateLimiter implements RateLimiter {
     }
   }
 
-  /**
-   * One run of `RATE_LIMIT_MANY_SCRIPT` for `n` hits of a partner's quota (0: a peek), sent at
-   * once, or queued on `pipeline` for its `exec()`.
-   */
-  async #runMany(
-    key: string,
-    limit: number,
-    windowMs: number,
-    n: number,
-    pipeline?: ScriptPipeline,
-  ): Promise<ManyReply> {
+  /** One run of `RATE_LIMIT_MANY_SCRIPT` for `n` hits of a partner's quota (0: a peek), sent at once. */
+  async #runMany(key: string, limit: number, windowMs: number, n: number): Promise<ManyReply> {
     const now = this.#now === undefined ? -1 : this.#now();
-    // The hash tag keeps both keys in one slot of a Redis Cluster. `:w` names the window stored by
-    // run (see RATE_LIMIT_MANY_SCRIPT), apart from the keys of releases that stored it by hit.
-    const base = `${this.#prefix}{${key}}:w`;
-    const reply =
-      pipeline === undefined
-        ? await this.#redis.partnerYieldRateLimitMany(base, `${base}:n`, limit, windowMs, n, now)
-        : // Queued before this function first awaits, so before the caller's exec().
-          await new Promise<ManyReply>((resolve, reject) => {
-            pipeline.partnerYieldRateLimitMany(
-              base,
-              `${base}:n`,
-              limit,
-              windowMs,
-              n,
-              now,
-              (error, answer) => {
-                if (error) reject(error);
-                else resolve(answer as ManyReply);
-              },
-            );
-          });
+    const base = this.#base(key);
+    const reply = await this.#redis.partnerYieldRateLimitMany(base, `${base}:n`, limit, windowMs, n, now);
     return reply.map(Number) as ManyReply;
   }
 

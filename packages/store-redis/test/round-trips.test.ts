@@ -7,6 +7,7 @@
  * command get the answers they would get one after the other.
  */
 import assert from "node:assert/strict";
+import { StoreUnavailableError } from "@partner-yield/core";
 import { uniqueTag } from "@partner-yield/core/testing";
 import { gate } from "@partner-yield/node-adapter/testing";
 import { deleteKeys, REDIS_URL, redisReachable } from "@partner-yield/store-redis/testing";
@@ -125,6 +126,42 @@ describe("RedisRateLimiter writes", () => {
       } finally {
         socket.write = write;
       }
+      await deleteKeys(redis, prefix);
+    } finally {
+      redis.disconnect();
+    }
+  });
+});
+
+describe("RedisRateLimiter batch runs", () => {
+  test("a key Redis refuses (another type under the prefix) fails its own hits only; the other keys of the run are decided", async () => {
+    const redis = await connectRedis({ url: REDIS_URL, commandTimeoutMs: 5000 });
+    const prefix = `py-stores:batch-error:${uniqueTag()}:`;
+    try {
+      const limiter = new RedisRateLimiter({ redis, keyPrefix: prefix });
+      await redis.set(`${prefix}{broken}:w`, "not a sorted set");
+      const [good, broken, other] = await Promise.allSettled([
+        limiter.hit("good", 5, 60_000),
+        limiter.hit("broken", 5, 60_000),
+        limiter.hit("other", 5, 60_000),
+      ]);
+      assert.deepEqual(
+        [good, other].map((r) =>
+          r.status === "fulfilled" ? [r.value.allowed, r.value.remaining] : r.reason,
+        ),
+        [
+          [true, 4],
+          [true, 4],
+        ],
+      );
+      assert.ok(
+        broken.status === "rejected" &&
+          broken.reason instanceof StoreUnavailableError &&
+          /WRONGTYPE/.test(broken.reason.message),
+        String(broken.status === "rejected" ? broken.reason : "allowed"),
+      );
+      assert.equal(await redis.get(`${prefix}{broken}:w`), "not a sorted set", "left as it was");
+      assert.equal((await limiter.hit("good", 5, 60_000)).remaining, 3, "the limiter goes on");
       await deleteKeys(redis, prefix);
     } finally {
       redis.disconnect();

@@ -134,6 +134,25 @@ export function runRateLimiterSuite(options: RateLimiterSuiteOptions): void {
       });
     });
 
+    test(`hits of several keys made in the same turn: the same decisions as the in-memory limiter, key by key (seed ${seed})`, async () => {
+      const { clock, limiter } = await onClock();
+      const reference = new MemoryRateLimiter({ now: () => clock.now });
+      await using(limiter, async () => {
+        const random = seededRandom(seed + 2);
+        const keys = Array.from({ length: 6 }, (_, i) => key(`turn-${i}`));
+        const limits = [1, 2, 4, 8, 16, 32];
+        for (let turn = 0; turn < 60; turn++) {
+          clock.now += random(10) < 7 ? random(2000) : random(40_000);
+          const made = Array.from({ length: 1 + random(20) }, () => random(keys.length));
+          // Made in one turn, in this order; the reference decides them one after the other.
+          const got = await Promise.all(made.map((i) => limiter.hit(keys[i]!, limits[i]!, WINDOW)));
+          const want = [];
+          for (const i of made) want.push(await reference.hit(keys[i]!, limits[i]!, WINDOW));
+          assertDeepEqual(got, want, `seed ${seed}, turn ${turn} (keys ${made.join(",")})`);
+        }
+      });
+    });
+
     test("200 concurrent hits on one key: exactly the quota is allowed, each with its own remaining count", async () => {
       const { limiter } = await onClock();
       await using(limiter, async () => {
