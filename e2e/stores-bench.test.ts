@@ -23,24 +23,27 @@ const STORES = "bench/stores.ts";
 
 describe("bench:stores flags", () => {
   test("--help lists --decisions and --rounds; a bad --rounds or two parts at once is a usage error", async () => {
-    const help = await runBench(STORES, ["--help"]);
+    // Started together: each start loads the bench's modules (about 1.5 s).
+    const [help, both, zero, few] = await Promise.all([
+      runBench(STORES, ["--help"]),
+      runBench(STORES, ["--in-process", "--decisions"]),
+      runBench(STORES, ["--decisions", "--rounds", "0"]),
+      runBench(STORES, ["--decisions"], 90_000, { BENCH_REDIS_REQUESTS: "10" }),
+    ]);
     assert.equal(help.code, 0);
     assert.match(help.stdout, /--decisions/);
     assert.match(help.stdout, /--rounds n/);
     assert.match(help.stdout, /BENCH_REDIS_REQUESTS/);
-    const both = await runBench(STORES, ["--in-process", "--decisions"]);
     assert.equal(both.code, 2);
     assert.equal(
       both.stderr,
       "bench:stores: --in-process and --decisions each choose a part; give one; see --help\n",
     );
-    const zero = await runBench(STORES, ["--decisions", "--rounds", "0"]);
     assert.equal(zero.code, 2);
     assert.equal(
       zero.stderr,
       'bench:stores: --rounds must be an integer from 1 to 50 (got "0"); see --help\n',
     );
-    const few = await runBench(STORES, ["--decisions"], 90_000, { BENCH_REDIS_REQUESTS: "10" });
     assert.equal(few.code, 2);
     assert.match(few.stderr, /BENCH_REDIS_REQUESTS must be an integer of at least 1000, not 10/);
   });
