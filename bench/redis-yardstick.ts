@@ -6,7 +6,8 @@
  * trip per decision at most, measured against redis-benchmark).
  * @module
  */
-import { execFile, execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
+import { findTool } from "./find-tool.js";
 
 /** What to install where redis-benchmark is missing. */
 export const REDIS_BENCHMARK_INSTALL_HINT =
@@ -29,13 +30,7 @@ export class RedisBenchmarkError extends Error {
  * @example const bin = findRedisBenchmark() ?? fail(REDIS_BENCHMARK_INSTALL_HINT);
  */
 export function findRedisBenchmark(): string | undefined {
-  const bin = process.env["REDIS_BENCHMARK"] ?? "redis-benchmark";
-  try {
-    execFileSync(bin, ["--version"], { stdio: "ignore", timeout: 10_000 });
-    return bin;
-  } catch {
-    return undefined;
-  }
+  return findTool("REDIS_BENCHMARK", "redis-benchmark");
 }
 
 /**

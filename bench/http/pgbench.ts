@@ -7,12 +7,13 @@
  * percentiles come from pgbench's per-transaction log (`-l`), exact as the HTTP rows' are.
  * @module
  */
-import { execFile, execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createPool } from "../../packages/store-postgres/src/index.js";
+import { findTool } from "../find-tool.js";
 
 /** What to install where pgbench is missing. */
 export const PGBENCH_INSTALL_HINT =
@@ -36,13 +37,7 @@ export class PgbenchError extends Error {
  * @example const bin = findPgbench() ?? fail(PGBENCH_INSTALL_HINT);
  */
 export function findPgbench(): string | undefined {
-  const bin = process.env["PGBENCH"] ?? "pgbench";
-  try {
-    execFileSync(bin, ["--version"], { stdio: "ignore", timeout: 10_000 });
-    return bin;
-  } catch {
-    return undefined;
-  }
+  return findTool("PGBENCH", "pgbench");
 }
 
 /** One workload: a script of one transaction, its variables and what it needs created first. */
