@@ -37,3 +37,22 @@ export function cliArgs(args: readonly string[]): string[] {
 
 /** The child's NODE_OPTIONS: the source condition for tsx; nothing for the built command. */
 export const CLI_NODE_OPTIONS = CLI_FROM_DIST ? "" : "--conditions=@partner-yield/source";
+
+/** partner-yield's own settings in an environment: PORT, DATABASE_URL, REDIS_URL, PARTNER_YIELD_*. */
+function isSetting(name: string): boolean {
+  return (
+    name === "PORT" || name === "DATABASE_URL" || name === "REDIS_URL" || name.startsWith("PARTNER_YIELD_")
+  );
+}
+
+/**
+ * The environment of a `partner-yield` child: this process's, without partner-yield's settings (a
+ * developer's own PORT or DATABASE_URL must not leak into a test's server), with CLI_NODE_OPTIONS,
+ * then `extra` (settings included).
+ * @example spawn(process.execPath, cliArgs(["serve"]), { env: cliEnv({ PARTNER_YIELD_BANNER: "on" }) });
+ */
+export function cliEnv(extra: Readonly<Record<string, string>> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) if (!isSetting(name)) env[name] = value;
+  return { ...env, NODE_OPTIONS: CLI_NODE_OPTIONS, ...extra };
+}

@@ -16,25 +16,11 @@ import { DEFAULT_FIXTURES_DIR, DEFAULT_TIMEOUTS } from "@partner-yield/node-adap
 import { DEMO, privateFixtures } from "@partner-yield/node-adapter/testing";
 import { Client } from "undici";
 import { SCRIPT_END, SCRIPT_START } from "../src/banner.js";
-import { CLI_NODE_OPTIONS, cliArgs } from "./cli-command.js";
+import { cliArgs, cliEnv } from "./cli-command.js";
 
 const REPO = fileURLToPath(new URL("../../../", import.meta.url));
 
 type Child = ChildProcessByStdio<null, Readable, Readable>;
-
-function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    NODE_OPTIONS: CLI_NODE_OPTIONS,
-    ...extra,
-  };
-  for (const name of Object.keys(env)) {
-    const setting =
-      name === "PORT" || name === "DATABASE_URL" || name === "REDIS_URL" || name.startsWith("PARTNER_YIELD_");
-    if (setting && !(name in extra)) delete env[name];
-  }
-  return env;
-}
 
 function spawnCli(args: string[], env: Record<string, string> = {}): Child {
   return spawn(process.execPath, cliArgs(args), {

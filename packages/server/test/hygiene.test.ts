@@ -37,7 +37,7 @@ import { postgresReachable, testDatabase } from "@partner-yield/store-postgres/t
 import { runAdminCommand } from "../src/admin-cli.js";
 import { parseCommandLine, UsageError } from "../src/cli-options.js";
 import { runDbCommand } from "../src/db-command.js";
-import { CLI_NODE_OPTIONS, cliArgs } from "./cli-command.js";
+import { cliArgs, cliEnv } from "./cli-command.js";
 
 const encoder = new TextEncoder();
 const INBOUND = "/api/partner/webhooks/inbound";
@@ -487,21 +487,10 @@ function cli(
   env: Record<string, string> = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const clean = Object.fromEntries(
-      Object.entries(process.env).filter(
-        ([name]) =>
-          !(
-            name === "PORT" ||
-            name === "DATABASE_URL" ||
-            name === "REDIS_URL" ||
-            name.startsWith("PARTNER_YIELD_")
-          ),
-      ),
-    );
     execFile(
       process.execPath,
       cliArgs(args),
-      { env: { ...clean, NODE_OPTIONS: CLI_NODE_OPTIONS, ...env }, timeout: 30_000 },
+      { env: cliEnv(env), timeout: 30_000 },
       (error, stdout, stderr) => {
         resolve({
           code: error === null ? 0 : typeof error.code === "number" ? error.code : -1,

@@ -7,7 +7,7 @@ import { type ChildProcessByStdio, spawn } from "node:child_process";
 import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { SCRIPT_END } from "../src/banner.js";
-import { CLI_NODE_OPTIONS, cliArgs } from "./cli-command.js";
+import { cliArgs, cliEnv } from "./cli-command.js";
 
 const REPO = fileURLToPath(new URL("../../../", import.meta.url));
 
@@ -25,21 +25,13 @@ export const TEST_SECRET_KEYS = `test:${Buffer.alloc(32, 7).toString("base64")}`
 
 /** The environment of the child: this one without settings that would change the server. */
 function childEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: CLI_NODE_OPTIONS };
-  for (const name of Object.keys(env))
-    if (
-      name === "PORT" ||
-      name === "DATABASE_URL" ||
-      name === "REDIS_URL" ||
-      name.startsWith("PARTNER_YIELD_")
-    )
-      delete env[name];
-  // A production server on PostgreSQL refuses to start without a key for the signing secrets at
-  // rest: the children get a test key (a test unsets it with PARTNER_YIELD_SECRET_KEYS: "").
-  env["PARTNER_YIELD_SECRET_KEYS"] = TEST_SECRET_KEYS;
-  // The banner is read for the URL; without a terminal, production prints it only when asked.
-  env["PARTNER_YIELD_BANNER"] = "on";
-  return env;
+  return cliEnv({
+    // A production server on PostgreSQL refuses to start without a key for the signing secrets at
+    // rest: the children get a test key (a test unsets it with PARTNER_YIELD_SECRET_KEYS: "").
+    PARTNER_YIELD_SECRET_KEYS: TEST_SECRET_KEYS,
+    // The banner is read for the URL; without a terminal, production prints it only when asked.
+    PARTNER_YIELD_BANNER: "on",
+  });
 }
 
 /** Runs `partner-yield ARGS` to its end, with `env` added to its environment. */
