@@ -44,7 +44,8 @@ PostgresEventStore.append and rate-limit decisions per second (memory and Redis)
 limiter runs in alternating rounds with redis-benchmark on the same Redis (50 clients, no
 pipelining): the limiter's own script by EVALSHA, one hit a call, and INCR. Each round prints
 decisions (or calls) per second, Redis's CPU a decision (a call), and the limiter's script runs a
-decision; then the medians, lowest-highest round in brackets.
+decision (Redis's own counters: run it on a Redis nothing else is using); then the medians,
+lowest-highest round in brackets.
 
   --in-process   the in-process figures only (no server)
   --decisions    the rate-limit decisions and their redis-benchmark yardsticks only
@@ -189,16 +190,12 @@ async function decisionsPerSecond(limiter: RateLimiter): Promise<{ count: number
   return { count: done, perSecond: done / ((performance.now() - start) / 1000) };
 }
 
-/** Redis's `EVALSHA` calls so far (and those that failed) and its CPU seconds (user + system), from `INFO`. */
-async function redisCounters(
-  redis: Redis,
-): Promise<{ evalsha: number; failedEvalsha: number; cpuSeconds: number }> {
+/** Redis's `EVALSHA` calls so far and its CPU seconds (user + system), from `INFO`. */
+async function redisCounters(redis: Redis): Promise<{ evalsha: number; cpuSeconds: number }> {
   const info = await redis.info("all");
   const field = (pattern: RegExp) => Number(pattern.exec(info)?.[1] ?? "0");
   return {
     evalsha: field(/^cmdstat_evalsha:calls=(\d+)/m),
-    failedEvalsha:
-      field(/^cmdstat_evalsha:.*\brejected_calls=(\d+)/m) + field(/^cmdstat_evalsha:.*\bfailed_calls=(\d+)/m),
     cpuSeconds: field(/^used_cpu_sys:([\d.]+)/m) + field(/^used_cpu_user:([\d.]+)/m),
   };
 }
@@ -216,7 +213,7 @@ interface DecisionSample {
 async function sampled(
   redis: Redis,
   work: () => Promise<{ count: number; perSecond: number }>,
-): Promise<DecisionSample & { runs: number; failedRuns: number }> {
+): Promise<DecisionSample & { runs: number }> {
   const before = await redisCounters(redis);
   const { count, perSecond } = await work();
   const after = await redisCounters(redis);
@@ -224,7 +221,6 @@ async function sampled(
     perSecond,
     redisCpuUs: ((after.cpuSeconds - before.cpuSeconds) * 1e6) / count,
     runs: after.evalsha - before.evalsha,
-    failedRuns: after.failedEvalsha - before.failedEvalsha,
   };
 }
 
@@ -287,11 +283,10 @@ async function benchDecisions(redis: Redis, prefix: string): Promise<void> {
       });
       return { count: REDIS_REQUESTS, perSecond: result.perSecond };
     });
-    // Every call ran the script to its end (redis-benchmark also stops at an error reply).
-    if (evalsha.runs !== REDIS_REQUESTS || evalsha.failedRuns !== 0)
-      throw new Error(
-        `redis-benchmark made ${REDIS_REQUESTS} calls; Redis counted ${evalsha.runs} EVALSHA, ${evalsha.failedRuns} of them failed`,
-      );
+    // redis-benchmark stops at an error reply (runRedisBenchmark then throws); Redis ran at least
+    // its calls (other clients of a shared Redis may add theirs to the count).
+    if (evalsha.runs < REDIS_REQUESTS)
+      throw new Error(`redis-benchmark made ${REDIS_REQUESTS} calls; Redis counted ${evalsha.runs} EVALSHA`);
     script.push(evalsha);
     line("redis-benchmark: EVALSHA of the script", evalsha, "calls");
 
