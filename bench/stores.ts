@@ -28,7 +28,9 @@ import { connectRedis, RATE_LIMIT_MANY_SCRIPT, RedisRateLimiter } from "../packa
 import { BENCH_SERVER_ENV } from "./built-cli.js";
 import { intFlagOf, parseFlags, usageError } from "./cli-flags.js";
 import { createBenchDatabase } from "./pg-database.js";
+import { REDIS_URL } from "./redis-prefix.js";
 import { findRedisBenchmark, REDIS_BENCHMARK_INSTALL_HINT, runRedisBenchmark } from "./redis-yardstick.js";
+import { median } from "./stats.js";
 
 type Redis = Awaited<ReturnType<typeof connectRedis>>;
 
@@ -79,7 +81,6 @@ if (REDIS_BENCHMARK === undefined) {
   );
   process.exit(1);
 }
-const REDIS_URL = process.env["PARTNER_YIELD_TEST_REDIS_URL"] ?? "redis://127.0.0.1:6379";
 const CLI = fileURLToPath(new URL("../packages/server/src/cli.ts", import.meta.url));
 
 const body = JSON.stringify({
@@ -213,7 +214,7 @@ interface DecisionSample {
 async function sampled(
   redis: Redis,
   work: () => Promise<{ count: number; perSecond: number }>,
-): Promise<DecisionSample & { runs: number }> {
+): Promise<DecisionSample & { runs: number; count: number }> {
   const before = await redisCounters(redis);
   const { count, perSecond } = await work();
   const after = await redisCounters(redis);
@@ -221,13 +222,8 @@ async function sampled(
     perSecond,
     redisCpuUs: ((after.cpuSeconds - before.cpuSeconds) * 1e6) / count,
     runs: after.evalsha - before.evalsha,
+    count,
   };
-}
-
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
 /** `median (lowest-highest)` of `xs`, each formatted by `format`. */
@@ -256,14 +252,9 @@ async function benchDecisions(redis: Redis, prefix: string): Promise<void> {
     );
   for (let round = 1; round <= ROUNDS; round++) {
     console.log(`  round ${round} of ${ROUNDS}`);
-    let decisions = 0;
     const limiter = new RedisRateLimiter({ redis, keyPrefix: `${prefix}r${round}:` });
-    const mine = await sampled(redis, async () => {
-      const made = await decisionsPerSecond(limiter);
-      decisions = made.count;
-      return made;
-    });
-    ours.push({ ...mine, runsPerDecision: mine.runs / decisions });
+    const mine = await sampled(redis, () => decisionsPerSecond(limiter));
+    ours.push({ ...mine, runsPerDecision: mine.runs / mine.count });
     line("RedisRateLimiter (ours, in process)", ours.at(-1)!, "decisions");
 
     // The limiter's keys for 1000 partners, as ours. redis-benchmark draws each placeholder on its

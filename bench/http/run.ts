@@ -28,6 +28,7 @@ import {
   PostgresUnreachableError,
 } from "../pg-database.js";
 import { type BenchRedis, benchRedis, RedisUnreachableError } from "../redis-prefix.js";
+import { median } from "../stats.js";
 import { machineCpuReader, machineCpuSince } from "./machine-cpu.js";
 import { clockTicks, type PgCpuSample, pgCpuReader, pgCpuSince, trackPgCpu } from "./pg-cpu.js";
 import {
@@ -830,12 +831,6 @@ async function startGroup(
   }
   for (const c of contenders) if (c.server !== undefined) await waitReady(c.server);
   return contenders;
-}
-
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
 /** PostgreSQL's CPU during one run of a PostgreSQL contender, per request. */
