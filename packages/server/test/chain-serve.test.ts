@@ -24,7 +24,7 @@ import {
   toUnits,
   writeChainFixtures,
 } from "./chain-setup.js";
-import { CLI_NODE_OPTIONS, cliArgs } from "./cli-command.js";
+import { cliArgs, cliEnv } from "./cli-command.js";
 
 const REPO = fileURLToPath(new URL("../../../", import.meta.url));
 
@@ -35,7 +35,7 @@ let server: { child: ChildProcessByStdio<null, Readable, Readable>; url: string;
 async function startServer(args: string[]) {
   const child = spawn(process.execPath, cliArgs(["serve", "--port", "0", "--log", "none", ...args]), {
     cwd: REPO,
-    env: { ...process.env, NODE_OPTIONS: CLI_NODE_OPTIONS },
+    env: cliEnv(),
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "";

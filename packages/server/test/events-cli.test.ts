@@ -18,7 +18,7 @@ import {
 import { postgresReachable, testDatabase } from "@partner-yield/store-postgres/testing";
 import { helpText } from "../src/cli-options.js";
 import { runEventsCommand } from "../src/events-command.js";
-import { CLI_NODE_OPTIONS, cliArgs } from "./cli-command.js";
+import { cliArgs, cliEnv } from "./cli-command.js";
 
 const { describe, test, available } = gate({ PostgreSQL: await postgresReachable() });
 const db = available ? await testDatabase("eventscli") : undefined;
@@ -86,7 +86,7 @@ describe("partner-yield events", () => {
       cliArgs(["events", "tail", "--follow", "--json", "--database-url", db!.url]),
       {
         cwd: fileURLToPath(new URL("../../../", import.meta.url)),
-        env: { ...process.env, NODE_OPTIONS: CLI_NODE_OPTIONS },
+        env: cliEnv(),
         stdio: ["ignore", "pipe", "pipe"],
       },
     );
