@@ -152,10 +152,15 @@ describe("bench:http", () => {
       assert.ok(cells !== undefined, `a row for ${server}:\n${run.stdout}`);
       assert.ok(Number(cells[3]) > 0, `${server} answered requests: ${cells.join(" | ")}`);
       assert.equal(cells.at(-2), "0", `${server}: no non-2xx answer or error`);
-      // The machine table: | scenario | server | req/s | loader µs/req | machine µs/req | busy % |
-      const machine = rows(run.stdout, "healthz", server).find((r) => r.length === 8);
+      // The machine table: | scenario | server | req/s | loader µs/req | machine µs/req | busy % | stolen % |
+      const machine = rows(run.stdout, "healthz", server).find((r) => r.length === 9);
       assert.ok(machine !== undefined, `a machine row for ${server}:\n${run.stdout}`);
-      const [loader, machineCpu, busy] = machine.slice(4, 7).map(Number) as [number, number, number];
+      const [loader, machineCpu, busy, stolen] = machine.slice(4, 8).map(Number) as [
+        number,
+        number,
+        number,
+        number,
+      ];
       if (machine[5] === "–") {
         // No /proc/stat (not Linux): said so, and the load generator's CPU still measured.
         assert.match(run.stdout, /not measured: \/proc\/stat cannot be read/);
@@ -168,10 +173,14 @@ describe("bench:http", () => {
         `${server}: the machine's CPU holds the load generator's: ${machine.join(" | ")}`,
       );
       assert.ok(busy > 0 && busy <= 100, `${server}: busy share of the cores: ${machine.join(" | ")}`);
+      assert.ok(
+        stolen >= 0 && stolen <= busy,
+        `${server}: the stolen share is part of the busy one: ${machine.join(" | ")}`,
+      );
     }
     assert.match(
       run.stdout,
-      /\| scenario \| server \| req\/s \| load generator CPU µs\/req \| machine CPU µs\/req \| machine busy % \|/,
+      /\| scenario \| server \| req\/s \| load generator CPU µs\/req \| machine CPU µs\/req \| machine busy % \| of which stolen % \|/,
     );
   });
 });
@@ -248,8 +257,8 @@ describe("bench:http --loader", () => {
       assert.ok(cells !== undefined, `a row for ${server}:\n${run.stdout}`);
       assert.ok(Number(cells[3]) > 0, `${server} answered: ${cells.join(" | ")}`);
       assert.equal(cells.at(-2), "0", `${server}: no status >= 400 or error`);
-      // The machine table: | scenario | server | req/s | loader µs/req | machine µs/req | busy % |
-      const machine = rows(run.stdout, "post", server).find((r) => r.length === 8);
+      // The machine table: | scenario | server | req/s | loader µs/req | machine µs/req | busy % | stolen % |
+      const machine = rows(run.stdout, "post", server).find((r) => r.length === 9);
       assert.ok(machine !== undefined, `a machine row for ${server}:\n${run.stdout}`);
       // wrk's own CPU (a child's: its syscalls alone are several µs a request) is in the column;
       // the bench process, idle while wrk runs, adds well under 1 µs a request.

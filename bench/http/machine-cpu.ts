@@ -13,6 +13,11 @@ export interface MachineCpuSample {
   readonly busy: number;
   /** busy plus idle and iowait. */
   readonly all: number;
+  /**
+   * Of busy, steal: time the hypervisor gave this virtual machine's cores to someone else. Not this
+   * machine's work, but its cores were not free for it either (a run with much of it is a noisy one).
+   */
+  readonly steal: number;
 }
 
 /**
@@ -32,7 +37,11 @@ export function machineCpuReader(): (() => MachineCpuSample) | undefined {
     // Busy: every field but idle (3) and iowait (4).
     const waiting = t[3]! + t[4]!;
     const busy = t.reduce((sum, x) => sum + x, 0) - waiting;
-    return { busy: busy * microsPerTick, all: (busy + waiting) * microsPerTick };
+    return {
+      busy: busy * microsPerTick,
+      all: (busy + waiting) * microsPerTick,
+      steal: t[7]! * microsPerTick,
+    };
   };
   try {
     read();
@@ -42,12 +51,16 @@ export function machineCpuReader(): (() => MachineCpuSample) | undefined {
   }
 }
 
-/** Busy µs between two samples and the share of the cores' time they were (0-1). */
+/**
+ * Busy µs between two samples, the share of the cores' time they were busy (0-1), and the share
+ * stolen by the hypervisor (0-1, part of the busy share).
+ */
 export function machineCpuSince(
   before: MachineCpuSample,
   after: MachineCpuSample,
-): { busy: number; share: number } {
+): { busy: number; share: number; stolen: number } {
   const busy = after.busy - before.busy;
   const all = after.all - before.all;
-  return { busy, share: all > 0 ? busy / all : Number.NaN };
+  const steal = after.steal - before.steal;
+  return { busy, share: all > 0 ? busy / all : Number.NaN, stolen: all > 0 ? steal / all : Number.NaN };
 }

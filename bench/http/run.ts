@@ -507,6 +507,8 @@ interface Sample extends RunSample {
   readonly machineCpuPerRequest: number;
   /** The share of the cores' time they were busy during the run, 0-1. */
   readonly machineBusy: number;
+  /** Of machineBusy, the share the hypervisor stole (steal in /proc/stat), 0-1. */
+  readonly machineStolen: number;
   /**
    * The load generator's CPU per request: this process's (autocannon's) plus its finished children's
    * (wrk's); NaN for a pgbench run, whose client's CPU only the machine's holds.
@@ -684,6 +686,7 @@ async function measure(c: Contender, shape: RequestShape, seconds: number, setup
     ...sample,
     machineCpuPerRequest: machine === undefined ? Number.NaN : machine.busy / n,
     machineBusy: machine?.share ?? Number.NaN,
+    machineStolen: machine?.stolen ?? Number.NaN,
     loaderCpuPerRequest: c.pgbench === undefined ? (loader.user + loader.system + children) / n : Number.NaN,
   };
 }
@@ -969,7 +972,7 @@ async function runTable(names: string[], setup: PgSetup | undefined, skipped: st
         const runs = samples.get(c)!;
         const loader = median(runs.map((x) => x.loaderCpuPerRequest));
         machineRows.push(
-          `| ${c.scenario} | ${c.label} | ${Math.round(m.rps)} | ${cellOf(loader, 1)} | ${cellOf(median(runs.map((x) => x.machineCpuPerRequest)), 1)} | ${cellOf(100 * median(runs.map((x) => x.machineBusy)), 0)} |`,
+          `| ${c.scenario} | ${c.label} | ${Math.round(m.rps)} | ${cellOf(loader, 1)} | ${cellOf(median(runs.map((x) => x.machineCpuPerRequest)), 1)} | ${cellOf(100 * median(runs.map((x) => x.machineBusy)), 0)} | ${cellOf(100 * median(runs.map((x) => x.machineStolen)), 1)} |`,
         );
         const pg = pgSamples.get(c)!;
         if (pg.length > 0) {
@@ -1068,13 +1071,15 @@ async function runTable(names: string[], setup: PgSetup | undefined, skipped: st
     "\nThe whole machine during the runs (every process on it and the kernel, from /proc/stat; medians of " +
       `the rounds): the load generator's CPU (${wrkBin === undefined ? "autocannon, in this process" : "wrk, a child of this process, with this process's own"}; pgbench's client is counted in the ` +
       "machine's only), the machine's busy CPU per request (per transaction for pgbench), and how busy its " +
-      `${cpus().length} cores were. At 100 % busy, req/s is at most cores x 1,000,000 / machine CPU µs/req.\n`,
+      `${cpus().length} cores were, of which stolen: the hypervisor ran something else on them (steal; counted ` +
+      "in busy and in the machine's CPU; rounds with much of it are noisy ones). At 100 % busy, req/s is at " +
+      "most cores x 1,000,000 / machine CPU µs/req.\n",
   );
   if (readMachine === undefined) console.log("not measured: /proc/stat cannot be read on this machine\n");
   console.log(
-    "| scenario | server | req/s | load generator CPU µs/req | machine CPU µs/req | machine busy % |",
+    "| scenario | server | req/s | load generator CPU µs/req | machine CPU µs/req | machine busy % | of which stolen % |",
   );
-  console.log("|---|---|---:|---:|---:|---:|");
+  console.log("|---|---|---:|---:|---:|---:|---:|");
   for (const row of machineRows) console.log(row);
   if (pgRows.length > 0 || pgUnreadable) {
     console.log(
