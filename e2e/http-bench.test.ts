@@ -19,6 +19,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { setTimeout as delay } from "node:timers/promises";
+import { machineCpuOf, machineCpuSince } from "../bench/http/machine-cpu.js";
 import {
   eventInsert,
   eventInsertsStored,
@@ -182,6 +183,22 @@ describe("bench:http", () => {
       run.stdout,
       /\| scenario \| server \| req\/s \| load generator CPU µs\/req \| machine CPU µs\/req \| machine busy % \| of which stolen % \|/,
     );
+  });
+});
+
+describe("bench:http's machine table", () => {
+  test("busy, the cores' share and the stolen share come from /proc/stat's fields; another line is refused", () => {
+    // user nice system idle iowait irq softirq steal guest guest_nice, ticks of 10 ms.
+    const before = machineCpuOf("cpu  100 0 50 800 50 0 20 30 7 0", 10_000);
+    assert.deepEqual(before, { busy: 2_000_000, all: 10_500_000, steal: 300_000 });
+    // 200 ticks later: 60 user, 20 system, 10 softirq, 30 steal (busy 120), 70 idle, 10 iowait.
+    const after = machineCpuOf("cpu  160 0 70 870 60 0 30 60 7 0", 10_000);
+    const spent = machineCpuSince(before, after);
+    assert.equal(spent.busy, 1_200_000);
+    assert.equal(spent.share, 120 / 200);
+    assert.equal(spent.stolen, 30 / 200);
+    assert.throws(() => machineCpuOf("cpu0 1 2 3 4 5 6 7 8", 10_000), /unexpected \/proc\/stat line/);
+    assert.throws(() => machineCpuOf("cpu  1 2 3", 10_000), /unexpected \/proc\/stat line/);
   });
 });
 

@@ -26,29 +26,35 @@ export interface MachineCpuSample {
  */
 export function machineCpuReader(): (() => MachineCpuSample) | undefined {
   const microsPerTick = 1_000_000 / clockTicks();
-  const read = (): MachineCpuSample => {
-    const line = readFileSync("/proc/stat", "utf8").split("\n", 1)[0] ?? "";
-    // cpu  user nice system idle iowait irq softirq steal guest guest_nice (guest time is in user)
-    const [label, ...fields] = line.trim().split(/\s+/);
-    const t = fields.slice(0, 8).map(Number);
-    if (label !== "cpu" || t.length < 8 || t.some((x) => !Number.isFinite(x))) {
-      throw new Error(`unexpected /proc/stat line: ${line}`);
-    }
-    // Busy: every field but idle (3) and iowait (4).
-    const waiting = t[3]! + t[4]!;
-    const busy = t.reduce((sum, x) => sum + x, 0) - waiting;
-    return {
-      busy: busy * microsPerTick,
-      all: (busy + waiting) * microsPerTick,
-      steal: t[7]! * microsPerTick,
-    };
-  };
+  const read = (): MachineCpuSample =>
+    machineCpuOf(readFileSync("/proc/stat", "utf8").split("\n", 1)[0] ?? "", microsPerTick);
   try {
     read();
     return read;
   } catch {
     return undefined;
   }
+}
+
+/**
+ * A sample from /proc/stat's first line, `cpu  user nice system idle iowait irq softirq steal guest
+ * guest_nice` in ticks (guest time is in user); throws on any other line.
+ * @example machineCpuOf("cpu  10 0 5 80 5 0 2 3 0 0", 10_000); // { busy: 200000, all: 1050000, steal: 30000 }
+ */
+export function machineCpuOf(line: string, microsPerTick: number): MachineCpuSample {
+  const [label, ...fields] = line.trim().split(/\s+/);
+  const t = fields.slice(0, 8).map(Number);
+  if (label !== "cpu" || t.length < 8 || t.some((x) => !Number.isFinite(x))) {
+    throw new Error(`unexpected /proc/stat line: ${line}`);
+  }
+  // Busy: every field but idle (3) and iowait (4).
+  const waiting = t[3]! + t[4]!;
+  const busy = t.reduce((sum, x) => sum + x, 0) - waiting;
+  return {
+    busy: busy * microsPerTick,
+    all: (busy + waiting) * microsPerTick,
+    steal: t[7]! * microsPerTick,
+  };
 }
 
 /**
