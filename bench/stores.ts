@@ -30,7 +30,7 @@ import { intFlagOf, parseFlags, usageError } from "./cli-flags.js";
 import { createBenchDatabase } from "./pg-database.js";
 import { REDIS_URL } from "./redis-prefix.js";
 import { findRedisBenchmark, REDIS_BENCHMARK_INSTALL_HINT, runRedisBenchmark } from "./redis-yardstick.js";
-import { median } from "./stats.js";
+import { median, spread } from "./stats.js";
 
 type Redis = Awaited<ReturnType<typeof connectRedis>>;
 
@@ -224,11 +224,6 @@ async function sampled(
     runs: after.evalsha - before.evalsha,
     count,
   };
-}
-
-/** `median (lowest-highest)` of `xs`, each formatted by `format`. */
-function spread(xs: readonly number[], format: (x: number) => string): string {
-  return `${format(median(xs))} (${format(Math.min(...xs))}-${format(Math.max(...xs))})`;
 }
 
 const perSecondText = (x: number) => Math.round(x).toLocaleString("en-US");

@@ -28,7 +28,7 @@ import {
   PostgresUnreachableError,
 } from "../pg-database.js";
 import { type BenchRedis, benchRedis, RedisUnreachableError } from "../redis-prefix.js";
-import { median } from "../stats.js";
+import { median, spread } from "../stats.js";
 import { machineCpuReader, machineCpuSince } from "./machine-cpu.js";
 import { clockTicks, type PgCpuSample, pgCpuReader, pgCpuSince, trackPgCpu } from "./pg-cpu.js";
 import {
@@ -950,8 +950,7 @@ async function runTable(names: string[], setup: PgSetup | undefined, skipped: st
       };
       const ratio = (c: Contender, to: Contender, pick: (x: Sample) => number) => median(ratios(c, to, pick));
       /** The median ratio with the lowest and highest round's in brackets. */
-      const spread = (xs: readonly number[]) =>
-        `${median(xs).toFixed(2)} (${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)})`;
+      const spreadOf = (xs: readonly number[]) => spread(xs, (x) => x.toFixed(2), "–");
       const bare = contenders[0]!;
       for (const c of contenders) {
         const m = summary(c);
@@ -964,7 +963,7 @@ async function runTable(names: string[], setup: PgSetup | undefined, skipped: st
           );
         } else {
           // The rounds' spread, so a reader sees how far one round's ratio can be from the median.
-          const rpsCell = c === bare ? "1.00" : spread(ratios(c, bare, (x) => x.reqPerSec));
+          const rpsCell = c === bare ? "1.00" : spreadOf(ratios(c, bare, (x) => x.reqPerSec));
           console.log(
             `| ${c.scenario} | ${c.label} | ${Math.round(m.rps)} | ${rpsCell} | ${m.p50.toFixed(2)} | ${m.p99.toFixed(2)} | ${ratio(c, bare, p99Of).toFixed(2)} | ${m.cpu.toFixed(1)} | ${ratio(c, bare, cpuOf).toFixed(2)} | ${(m.rss / 2 ** 20).toFixed(0)} | ${m.bad} |`,
           );
@@ -1011,14 +1010,15 @@ async function runTable(names: string[], setup: PgSetup | undefined, skipped: st
             const xs = ratios(c, insert, (x) => x.reqPerSec);
             row(
               "req/s x pgbench single-row insert",
-              spread(xs),
+              spreadOf(xs),
               `>= ${POST_PGBENCH_TARGET.toFixed(2)}`,
               judged(median(xs), median(xs) >= POST_PGBENCH_TARGET),
             );
           }
           /** A no-target row: `of`'s req/s against `to`'s, round by round (skipped when `to` did not run). */
           const versus = (measured: string, to: Contender | undefined, of: Contender = c) => {
-            if (to !== undefined) row(measured, spread(ratios(of, to, (x) => x.reqPerSec)), "–", "no target");
+            if (to !== undefined)
+              row(measured, spreadOf(ratios(of, to, (x) => x.reqPerSec)), "–", "no target");
           };
           versus(
             "req/s x pgbench's insert without the flush wait (not durable)",
@@ -1045,7 +1045,7 @@ async function runTable(names: string[], setup: PgSetup | undefined, skipped: st
           const target = RPS_TARGETS[request]!;
           row(
             "req/s x in memory",
-            spread(xs),
+            spreadOf(xs),
             `>= ${target.toFixed(2)}`,
             judged(median(xs), median(xs) >= target),
           );
@@ -1196,7 +1196,7 @@ function mib(bytes: number): string {
 
 /** The spreads and growth of one server's slices (see runRss). */
 function rssSummary(label: string, slices: readonly RunSample[]): string {
-  const spread = (xs: readonly number[]) => {
+  const range = (xs: readonly number[]) => {
     const min = Math.min(...xs);
     const max = Math.max(...xs);
     return `${mib(min)}-${mib(max)} MiB, ${((100 * (max - min)) / min).toFixed(1)} %`;
@@ -1207,9 +1207,9 @@ function rssSummary(label: string, slices: readonly RunSample[]): string {
   const growth = (100 * (mean(ends.slice(-third)) - mean(ends.slice(0, third)))) / mean(ends.slice(0, third));
   return [
     `${label}:`,
-    `  at the slices' ends: ${spread(ends)} (target <= 10 %)`,
-    `  every 100 ms reading: ${spread([...slices.map((s) => s.rssLow), ...slices.map((s) => s.rssHigh)])}`,
-    `  the slices' highest readings: ${spread(slices.map((s) => s.rssHigh))}`,
+    `  at the slices' ends: ${range(ends)} (target <= 10 %)`,
+    `  every 100 ms reading: ${range([...slices.map((s) => s.rssLow), ...slices.map((s) => s.rssHigh)])}`,
+    `  the slices' highest readings: ${range(slices.map((s) => s.rssHigh))}`,
     `  growth, last third's mean at the slices' ends over the first third's: ${growth >= 0 ? "+" : ""}${growth.toFixed(1)} %`,
   ].join("\n");
 }
