@@ -29,14 +29,14 @@ export const CLI_FROM_DIST = fromDist();
 
 /**
  * The arguments to `node` that run `partner-yield ARGS`.
- * @example spawn(process.execPath, cliArgs(["keys", "list"]), { env: { ...env, NODE_OPTIONS: CLI_NODE_OPTIONS } });
+ * @example spawn(process.execPath, cliArgs(["keys", "list"]), { env: cliEnv() });
  */
 export function cliArgs(args: readonly string[]): string[] {
   return CLI_FROM_DIST ? [BUILT, ...args] : ["--import", "tsx", SOURCE, ...args];
 }
 
 /** The child's NODE_OPTIONS: the source condition for tsx; nothing for the built command. */
-export const CLI_NODE_OPTIONS = CLI_FROM_DIST ? "" : "--conditions=@partner-yield/source";
+const CLI_NODE_OPTIONS = CLI_FROM_DIST ? "" : "--conditions=@partner-yield/source";
 
 /** partner-yield's own settings in an environment: PORT, DATABASE_URL, REDIS_URL, PARTNER_YIELD_*. */
 function isSetting(name: string): boolean {
